@@ -1,0 +1,36 @@
+# berth's two commands: `make run` and `make test`. Both install first (locked with uv).
+UV ?= $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
+VENV_PY := .venv/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8888
+
+.PHONY: install run test lint typecheck unit bench clean
+
+install: .venv/.installed
+
+.venv/.installed: pyproject.toml uv.lock
+	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
+	$(UV) sync --frozen
+	@touch $@
+
+run: install
+	.venv/bin/berth serve --address $(HOST) --port $(PORT) $(ARGS)
+
+lint: install
+	.venv/bin/ruff check app tests bench examples
+	.venv/bin/ruff format --check app tests bench examples
+
+typecheck: install
+	.venv/bin/mypy
+
+unit: install
+	.venv/bin/pytest
+
+test: lint typecheck unit
+
+bench: install
+	$(VENV_PY) bench/engine.py
+	$(VENV_PY) bench/extender.py
+
+clean:
+	rm -rf .venv .mypy_cache .ruff_cache .pytest_cache

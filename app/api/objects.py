@@ -1,0 +1,624 @@
+"""Pods, Nodes and PriorityClasses as slim slotted dataclasses, parsed once from raw JSON.
+
+The parsers read the camelCase dicts the API server (or a state file) sends and keep only what
+scheduling needs; the raw dict is kept beside it so that a face can echo the object unchanged.
+Malformed input raises :class:`~app.api.errors.FieldError` with the field path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from app.api.errors import FieldError
+from app.api.quantity import parse_quantity
+from app.api.selectors import (
+    LabelSelector,
+    NodeSelector,
+    NodeSelectorTerm,
+    parse_label_selector,
+    parse_node_selector,
+    parse_node_selector_term,
+)
+
+ResourceList = dict[str, Fraction]
+Raw = Mapping[str, Any]
+
+# Well-known labels and taints (k8s.io/api/core/v1/well_known_labels.go, well_known_taints.go).
+LABEL_HOSTNAME = "kubernetes.io/hostname"
+LABEL_ZONE = "topology.kubernetes.io/zone"
+LABEL_REGION = "topology.kubernetes.io/region"
+LABEL_ZONE_BETA = "failure-domain.beta.kubernetes.io/zone"
+LABEL_REGION_BETA = "failure-domain.beta.kubernetes.io/region"
+TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+
+
+# --- typed field access ---------------------------------------------------------------
+
+
+def get_map(obj: Raw, key: str, path: str) -> Raw:
+    """Return ``obj[key]`` as a mapping ({} when absent or null)."""
+    value = obj.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise FieldError(_join(path, key), f"expected an object, got {_type_name(value)}")
+    return value
+
+
+def get_list(obj: Raw, key: str, path: str) -> list[Any]:
+    """Return ``obj[key]`` as a list ([] when absent or null)."""
+    value = obj.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise FieldError(_join(path, key), f"expected an array, got {_type_name(value)}")
+    return value
+
+
+def get_str(obj: Raw, key: str, path: str, default: str = "") -> str:
+    """Return ``obj[key]`` as a string (``default`` when absent or null)."""
+    value = obj.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise FieldError(_join(path, key), f"expected a string, got {_type_name(value)}")
+    return value
+
+
+def get_int(obj: Raw, key: str, path: str, default: int | None = None) -> int | None:
+    """Return ``obj[key]`` as an integer (``default`` when absent or null)."""
+    value = obj.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise FieldError(_join(path, key), f"expected an integer, got {_type_name(value)}")
+    return value
+
+
+def get_bool(obj: Raw, key: str, path: str, default: bool = False) -> bool:
+    """Return ``obj[key]`` as a boolean (``default`` when absent or null)."""
+    value = obj.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise FieldError(_join(path, key), f"expected a boolean, got {_type_name(value)}")
+    return value
+
+
+def get_str_map(obj: Raw, key: str, path: str) -> dict[str, str]:
+    """Return ``obj[key]`` as a string-to-string map (labels, nodeSelector, annotations)."""
+    value = get_map(obj, key, path)
+    for k, v in value.items():
+        if not isinstance(v, str):
+            raise FieldError(f"{_join(path, key)}.{k}", f"expected a string, got {_type_name(v)}")
+    return dict(value)
+
+
+def get_map_item(items: list[Any], index: int, path: str) -> Raw:
+    """Return ``items[index]`` as a mapping; ``path`` already names the item."""
+    item = items[index]
+    if not isinstance(item, Mapping):
+        raise FieldError(path, f"expected an object, got {_type_name(item)}")
+    return item
+
+
+def parse_resource_list(obj: Raw, key: str, path: str) -> ResourceList:
+    """Parse a ``ResourceList`` (name → quantity)."""
+    raw = get_map(obj, key, path)
+    out: ResourceList = {}
+    for name, quantity in raw.items():
+        try:
+            out[name] = parse_quantity(quantity)
+        except ValueError as err:
+            raise FieldError(f"{_join(path, key)}.{name}", str(err)) from None
+    return out
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _type_name(value: object) -> str:
+    return {
+        dict: "object",
+        list: "array",
+        str: "string",
+        bool: "boolean",
+        int: "number",
+        float: "number",
+    }.get(type(value), type(value).__name__)
+
+
+# --- pods ------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ContainerPort:
+    """A container port that asks for a host port."""
+
+    host_port: int
+    protocol: str
+    host_ip: str
+
+
+@dataclass(slots=True)
+class Container:
+    """The parts of a container the scheduler reads."""
+
+    name: str
+    image: str
+    requests: ResourceList
+    host_ports: list[ContainerPort]
+    restartable: bool = False  # an init container with restartPolicy Always (a sidecar)
+
+
+@dataclass(slots=True)
+class Toleration:
+    """``v1.Toleration``."""
+
+    key: str
+    operator: str
+    value: str
+    effect: str
+
+    def tolerates(self, taint: Taint) -> bool:
+        """``Toleration.ToleratesTaint``: key, operator/value and effect must all match."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.operator in ("Equal", "") and self.value == taint.value
+
+
+@dataclass(slots=True)
+class Taint:
+    """``v1.Taint``."""
+
+    key: str
+    value: str
+    effect: str
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+
+def tolerations_tolerate(tolerations: list[Toleration], taint: Taint) -> bool:
+    """Whether any toleration tolerates ``taint``."""
+    return any(t.tolerates(taint) for t in tolerations)
+
+
+@dataclass(slots=True)
+class PreferredSchedulingTerm:
+    """A weighted node selector term of preferredDuringSchedulingIgnoredDuringExecution."""
+
+    weight: int
+    preference: NodeSelectorTerm
+
+
+@dataclass(slots=True)
+class NodeAffinity:
+    """``spec.affinity.nodeAffinity``."""
+
+    required: NodeSelector | None
+    preferred: list[PreferredSchedulingTerm]
+
+
+@dataclass(slots=True)
+class PodAffinityTerm:
+    """``v1.PodAffinityTerm``; ``namespace_selector`` None means the term's own namespaces only."""
+
+    label_selector: LabelSelector | None
+    namespaces: list[str]
+    namespace_selector: LabelSelector | None
+    topology_key: str
+    match_label_keys: list[str]
+    mismatch_label_keys: list[str]
+
+
+@dataclass(slots=True)
+class WeightedPodAffinityTerm:
+    """A preferred (anti-)affinity term with its weight."""
+
+    weight: int
+    term: PodAffinityTerm
+
+
+@dataclass(slots=True)
+class PodAffinity:
+    """Required and preferred terms of podAffinity or podAntiAffinity."""
+
+    required: list[PodAffinityTerm]
+    preferred: list[WeightedPodAffinityTerm]
+
+
+@dataclass(slots=True)
+class TopologySpreadConstraint:
+    """``v1.TopologySpreadConstraint``."""
+
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str
+    label_selector: LabelSelector | None
+    min_domains: int | None
+    node_affinity_policy: str | None
+    node_taints_policy: str | None
+    match_label_keys: list[str]
+
+
+@dataclass(slots=True)
+class OwnerReference:
+    """An owner of a pod (ReplicaSet, StatefulSet, ...)."""
+
+    kind: str
+    name: str
+    uid: str
+    controller: bool
+
+
+@dataclass(slots=True, eq=False)
+class Pod:
+    """A pod as the scheduler sees it. Identity is the UID (``namespace/name`` when absent)."""
+
+    uid: str
+    namespace: str
+    name: str
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    node_name: str
+    scheduler_name: str
+    priority: int | None
+    priority_class_name: str
+    preemption_policy: str
+    scheduling_gates: list[str]
+    node_selector: dict[str, str]
+    node_affinity: NodeAffinity | None
+    pod_affinity: PodAffinity | None
+    pod_anti_affinity: PodAffinity | None
+    tolerations: list[Toleration]
+    containers: list[Container]
+    init_containers: list[Container]
+    overhead: ResourceList
+    pod_requests: ResourceList  # spec.resources.requests (pod-level resources)
+    topology_spread_constraints: list[TopologySpreadConstraint]
+    owner_references: list[OwnerReference]
+    nominated_node_name: str
+    deletion_timestamp: str | None
+    creation_timestamp: str
+    phase: str
+    raw: Raw = field(repr=False)
+
+    @property
+    def key(self) -> str:
+        """``namespace/name``, as kube-scheduler logs and klog.KObj print pods."""
+        return f"{self.namespace}/{self.name}"
+
+    def host_ports(self) -> list[ContainerPort]:
+        """Host ports asked for by regular and init containers (NodePorts reads both)."""
+        return [p for c in (*self.init_containers, *self.containers) for p in c.host_ports]
+
+
+def _parse_container(raw: Raw, path: str, init: bool) -> Container:
+    ports: list[ContainerPort] = []
+    port_list = get_list(raw, "ports", path)
+    for i in range(len(port_list)):
+        ppath = f"{path}.ports[{i}]"
+        port = get_map_item(port_list, i, ppath)
+        host_port = get_int(port, "hostPort", ppath, 0) or 0
+        if host_port > 0:
+            ports.append(
+                ContainerPort(
+                    host_port,
+                    get_str(port, "protocol", ppath, "TCP") or "TCP",
+                    get_str(port, "hostIP", ppath),
+                )
+            )
+    resources = get_map(raw, "resources", path)
+    rpath = f"{path}.resources"
+    requests = parse_resource_list(resources, "requests", rpath)
+    # An unset request defaults to the limit (API defaulting); state files are often undefaulted.
+    for name, limit in parse_resource_list(resources, "limits", rpath).items():
+        requests.setdefault(name, limit)
+    return Container(
+        name=get_str(raw, "name", path),
+        image=get_str(raw, "image", path),
+        requests=requests,
+        host_ports=ports,
+        restartable=init and get_str(raw, "restartPolicy", path) == "Always",
+    )
+
+
+def _parse_tolerations(items: list[Any], path: str) -> list[Toleration]:
+    out = []
+    for i in range(len(items)):
+        tpath = f"{path}[{i}]"
+        t = get_map_item(items, i, tpath)
+        operator = get_str(t, "operator", tpath, "Equal") or "Equal"
+        if operator not in ("Equal", "Exists"):
+            raise FieldError(
+                f"{tpath}.operator", f'Unsupported value: "{operator}": supported values: "Equal", "Exists"'
+            )
+        out.append(
+            Toleration(
+                get_str(t, "key", tpath), operator, get_str(t, "value", tpath), get_str(t, "effect", tpath)
+            )
+        )
+    return out
+
+
+def parse_taints(items: list[Any], path: str) -> list[Taint]:
+    """Parse ``spec.taints``."""
+    out = []
+    for i in range(len(items)):
+        tpath = f"{path}[{i}]"
+        t = get_map_item(items, i, tpath)
+        out.append(Taint(get_str(t, "key", tpath), get_str(t, "value", tpath), get_str(t, "effect", tpath)))
+    return out
+
+
+def parse_node_affinity(raw: Raw, path: str) -> NodeAffinity | None:
+    """Parse a ``v1.NodeAffinity`` (also the shape of NodeAffinityArgs.addedAffinity)."""
+    if not raw:
+        return None
+    required_raw = raw.get("requiredDuringSchedulingIgnoredDuringExecution")
+    required = None
+    if required_raw is not None:
+        rpath = f"{path}.requiredDuringSchedulingIgnoredDuringExecution"
+        if not isinstance(required_raw, Mapping):
+            raise FieldError(rpath, f"expected an object, got {_type_name(required_raw)}")
+        required = parse_node_selector(required_raw, rpath)
+    preferred = []
+    items = get_list(raw, "preferredDuringSchedulingIgnoredDuringExecution", path)
+    for i in range(len(items)):
+        ppath = f"{path}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+        item = get_map_item(items, i, ppath)
+        weight = get_int(item, "weight", ppath, 0) or 0
+        preference = parse_node_selector_term(get_map(item, "preference", ppath), f"{ppath}.preference")
+        preferred.append(PreferredSchedulingTerm(weight, preference))
+    return NodeAffinity(required, preferred)
+
+
+def _parse_pod_affinity_term(raw: Raw, path: str) -> PodAffinityTerm:
+    selector = raw.get("labelSelector")
+    ns_selector = raw.get("namespaceSelector")
+    return PodAffinityTerm(
+        label_selector=None
+        if selector is None
+        else parse_label_selector(get_map(raw, "labelSelector", path), f"{path}.labelSelector"),
+        namespaces=[str(n) for n in get_list(raw, "namespaces", path)],
+        namespace_selector=None
+        if ns_selector is None
+        else parse_label_selector(get_map(raw, "namespaceSelector", path), f"{path}.namespaceSelector"),
+        topology_key=get_str(raw, "topologyKey", path),
+        match_label_keys=[str(k) for k in get_list(raw, "matchLabelKeys", path)],
+        mismatch_label_keys=[str(k) for k in get_list(raw, "mismatchLabelKeys", path)],
+    )
+
+
+def _parse_pod_affinity(raw: Raw, path: str) -> PodAffinity | None:
+    if not raw:
+        return None
+    required_items = get_list(raw, "requiredDuringSchedulingIgnoredDuringExecution", path)
+    required = [
+        _parse_pod_affinity_term(
+            get_map_item(required_items, i, f"{path}.requiredDuringSchedulingIgnoredDuringExecution[{i}]"),
+            f"{path}.requiredDuringSchedulingIgnoredDuringExecution[{i}]",
+        )
+        for i in range(len(required_items))
+    ]
+    preferred = []
+    items = get_list(raw, "preferredDuringSchedulingIgnoredDuringExecution", path)
+    for i in range(len(items)):
+        ppath = f"{path}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+        item = get_map_item(items, i, ppath)
+        term = _parse_pod_affinity_term(get_map(item, "podAffinityTerm", ppath), f"{ppath}.podAffinityTerm")
+        preferred.append(WeightedPodAffinityTerm(get_int(item, "weight", ppath, 0) or 0, term))
+    return PodAffinity(required, preferred)
+
+
+def parse_topology_spread_constraint(raw: Raw, path: str) -> TopologySpreadConstraint:
+    """Parse one ``v1.TopologySpreadConstraint`` (pods and PodTopologySpreadArgs share it)."""
+    selector = raw.get("labelSelector")
+    return TopologySpreadConstraint(
+        max_skew=get_int(raw, "maxSkew", path, 0) or 0,
+        topology_key=get_str(raw, "topologyKey", path),
+        when_unsatisfiable=get_str(raw, "whenUnsatisfiable", path),
+        label_selector=None
+        if selector is None
+        else parse_label_selector(get_map(raw, "labelSelector", path), f"{path}.labelSelector"),
+        min_domains=get_int(raw, "minDomains", path),
+        node_affinity_policy=raw.get("nodeAffinityPolicy") and get_str(raw, "nodeAffinityPolicy", path),
+        node_taints_policy=raw.get("nodeTaintsPolicy") and get_str(raw, "nodeTaintsPolicy", path),
+        match_label_keys=[str(k) for k in get_list(raw, "matchLabelKeys", path)],
+    )
+
+
+def parse_pod(raw: Raw, path: str = "") -> Pod:
+    """Parse a Pod; ``path`` prefixes field paths in errors (e.g. ``Pod``)."""
+    if not isinstance(raw, Mapping):
+        raise FieldError(path, f"expected a Pod object, got {_type_name(raw)}")
+    mpath, spath = _join(path, "metadata"), _join(path, "spec")
+    meta = get_map(raw, "metadata", path)
+    spec = get_map(raw, "spec", path)
+    status = get_map(raw, "status", path)
+    name = get_str(meta, "name", mpath)
+    if not name:
+        raise FieldError(f"{mpath}.name", "Required value: name is required")
+    namespace = get_str(meta, "namespace", mpath, "default") or "default"
+    containers_raw = get_list(spec, "containers", spath)
+    init_raw = get_list(spec, "initContainers", spath)
+    affinity = get_map(spec, "affinity", spath)
+    apath = f"{spath}.affinity"
+    gates = get_list(spec, "schedulingGates", spath)
+    owners = get_list(meta, "ownerReferences", mpath)
+    spread = get_list(spec, "topologySpreadConstraints", spath)
+    return Pod(
+        uid=get_str(meta, "uid", mpath) or f"{namespace}/{name}",
+        namespace=namespace,
+        name=name,
+        labels=get_str_map(meta, "labels", mpath),
+        annotations=get_str_map(meta, "annotations", mpath),
+        node_name=get_str(spec, "nodeName", spath),
+        scheduler_name=get_str(spec, "schedulerName", spath, "default-scheduler") or "default-scheduler",
+        priority=get_int(spec, "priority", spath),
+        priority_class_name=get_str(spec, "priorityClassName", spath),
+        preemption_policy=get_str(spec, "preemptionPolicy", spath, "PreemptLowerPriority"),
+        scheduling_gates=[
+            get_str(
+                get_map_item(gates, i, f"{spath}.schedulingGates[{i}]"),
+                "name",
+                f"{spath}.schedulingGates[{i}]",
+            )
+            for i in range(len(gates))
+        ],
+        node_selector=get_str_map(spec, "nodeSelector", spath),
+        node_affinity=parse_node_affinity(get_map(affinity, "nodeAffinity", apath), f"{apath}.nodeAffinity"),
+        pod_affinity=_parse_pod_affinity(get_map(affinity, "podAffinity", apath), f"{apath}.podAffinity"),
+        pod_anti_affinity=_parse_pod_affinity(
+            get_map(affinity, "podAntiAffinity", apath), f"{apath}.podAntiAffinity"
+        ),
+        tolerations=_parse_tolerations(get_list(spec, "tolerations", spath), f"{spath}.tolerations"),
+        containers=[
+            _parse_container(
+                get_map_item(containers_raw, i, f"{spath}.containers[{i}]"), f"{spath}.containers[{i}]", False
+            )
+            for i in range(len(containers_raw))
+        ],
+        init_containers=[
+            _parse_container(
+                get_map_item(init_raw, i, f"{spath}.initContainers[{i}]"),
+                f"{spath}.initContainers[{i}]",
+                True,
+            )
+            for i in range(len(init_raw))
+        ],
+        overhead=parse_resource_list(spec, "overhead", spath),
+        pod_requests=parse_resource_list(get_map(spec, "resources", spath), "requests", f"{spath}.resources"),
+        topology_spread_constraints=[
+            parse_topology_spread_constraint(
+                get_map_item(spread, i, f"{spath}.topologySpreadConstraints[{i}]"),
+                f"{spath}.topologySpreadConstraints[{i}]",
+            )
+            for i in range(len(spread))
+        ],
+        owner_references=[
+            OwnerReference(
+                kind=get_str(o, "kind", p),
+                name=get_str(o, "name", p),
+                uid=get_str(o, "uid", p),
+                controller=get_bool(o, "controller", p),
+            )
+            for i in range(len(owners))
+            for p in (f"{mpath}.ownerReferences[{i}]",)
+            for o in (get_map_item(owners, i, p),)
+        ],
+        nominated_node_name=get_str(status, "nominatedNodeName", _join(path, "status")),
+        deletion_timestamp=meta.get("deletionTimestamp") and get_str(meta, "deletionTimestamp", mpath),
+        creation_timestamp=get_str(meta, "creationTimestamp", mpath),
+        phase=get_str(status, "phase", _join(path, "status")),
+        raw=raw,
+    )
+
+
+# --- nodes -----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ContainerImage:
+    """One entry of ``status.images``."""
+
+    names: list[str]
+    size_bytes: int
+
+
+@dataclass(slots=True, eq=False)
+class Node:
+    """A node as the scheduler sees it."""
+
+    name: str
+    uid: str
+    labels: dict[str, str]
+    unschedulable: bool
+    taints: list[Taint]
+    allocatable: ResourceList
+    images: list[ContainerImage]
+    raw: Raw = field(repr=False)
+
+
+def parse_node(raw: Raw, path: str = "") -> Node:
+    """Parse a Node; ``path`` prefixes field paths in errors."""
+    if not isinstance(raw, Mapping):
+        raise FieldError(path, f"expected a Node object, got {_type_name(raw)}")
+    mpath, spath, stpath = _join(path, "metadata"), _join(path, "spec"), _join(path, "status")
+    meta = get_map(raw, "metadata", path)
+    spec = get_map(raw, "spec", path)
+    status = get_map(raw, "status", path)
+    name = get_str(meta, "name", mpath)
+    if not name:
+        raise FieldError(f"{mpath}.name", "Required value: name is required")
+    allocatable = parse_resource_list(status, "allocatable", stpath)
+    if "allocatable" not in status:
+        # A node object without allocatable (hand-written state) falls back to capacity,
+        # which is what the kubelet reports as allocatable when nothing is reserved.
+        allocatable = parse_resource_list(status, "capacity", stpath)
+    images = []
+    image_list = get_list(status, "images", stpath)
+    for i in range(len(image_list)):
+        ipath = f"{stpath}.images[{i}]"
+        image = get_map_item(image_list, i, ipath)
+        images.append(
+            ContainerImage(
+                [str(n) for n in get_list(image, "names", ipath)], get_int(image, "sizeBytes", ipath, 0) or 0
+            )
+        )
+    return Node(
+        name=name,
+        uid=get_str(meta, "uid", mpath),
+        labels=get_str_map(meta, "labels", mpath),
+        unschedulable=get_bool(spec, "unschedulable", spath),
+        taints=parse_taints(get_list(spec, "taints", spath), f"{spath}.taints"),
+        allocatable=allocatable,
+        images=images,
+        raw=raw,
+    )
+
+
+# --- priority classes ------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class PriorityClass:
+    """``scheduling.k8s.io/v1 PriorityClass``."""
+
+    name: str
+    value: int
+    global_default: bool
+    preemption_policy: str
+
+
+def parse_priority_class(raw: Raw, path: str = "") -> PriorityClass:
+    """Parse a PriorityClass."""
+    meta = get_map(raw, "metadata", path)
+    name = get_str(meta, "name", _join(path, "metadata"))
+    if not name:
+        raise FieldError(_join(path, "metadata.name"), "Required value: name is required")
+    value = get_int(raw, "value", path)
+    if value is None:
+        raise FieldError(_join(path, "value"), "Required value")
+    return PriorityClass(
+        name,
+        value,
+        get_bool(raw, "globalDefault", path),
+        get_str(raw, "preemptionPolicy", path, "PreemptLowerPriority"),
+    )
+
+
+def pod_priority(pod: Pod) -> int:
+    """``corev1helpers.PodPriority``: spec.priority, 0 when unset."""
+    return pod.priority if pod.priority is not None else 0

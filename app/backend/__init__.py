@@ -1,0 +1,1 @@
+"""Scheduler backends: the cache of nodes and pods, and the scheduling queue."""

@@ -1,0 +1,1 @@
+"""The scheduler cache: NodeInfos, assumed pods, the zone-interleaved node tree and snapshots."""

@@ -1,0 +1,56 @@
+"""Setup steps shared by commands: plugin registry, configuration, --write-config-to."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import orjson
+import yaml
+
+from app.api.errors import FieldError
+from app.config import ConfigFileError, dump_config, load_config
+from app.config.types import SchedulerConfiguration
+from app.framework.registry import Registry, RegistryError
+from app.plugins.registry import in_tree_registry
+from app.cli.options import CommandError
+
+
+def build_registry(plugin_modules: Sequence[str]) -> Registry:
+    """In-tree plugins, entry-point plugins, then ``--plugin-module`` plugins."""
+    registry = in_tree_registry()
+    try:
+        registry.load_entry_points()
+        for module in plugin_modules:
+            registry.load_module(module)
+    except RegistryError as err:
+        raise CommandError(str(err)) from err
+    return registry
+
+
+def load_configuration(path: str | None, registry: Registry) -> SchedulerConfiguration:
+    """Load ``--config`` (defaults when None); errors name the file and field."""
+    try:
+        return load_config(path, registry)
+    except ConfigFileError as err:
+        raise CommandError(str(err)) from err
+    except FieldError as err:
+        raise CommandError(f"{path}: {err}" if path else str(err)) from err
+
+
+def write_config(cfg: SchedulerConfiguration, target: str) -> None:
+    """``--write-config-to``: the completed configuration as YAML (JSON for *.json files)."""
+    data = dump_config(cfg)
+    text = (
+        orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
+        if target.endswith(".json")
+        else yaml.safe_dump(data, sort_keys=False)
+    )
+    if target == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        with open(target, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as err:
+        raise CommandError(f"writing configuration to {target}: {err.strerror}") from err

@@ -1,0 +1,474 @@
+"""Validation of the completed configuration.
+
+Two layers, run in kube-scheduler's order:
+
+1. :func:`validate_configuration` ports ``ValidateKubeSchedulerConfiguration`` (validation.go) plus the
+   component-base client-connection and leader-election checks;
+2. :func:`validate_profile_plugins` ports what kube-scheduler only finds when it builds each profile's
+   framework (``NewFramework``/``profile.NewMap``): unknown plugins, plugins enabled at an extension point
+   they do not implement, double registration, the single queue-sort and at-least-one-bind rules, score
+   weights. berth reports these at load time, with field paths.
+
+Plugin args are validated by their own ``decode`` (see :mod:`app.plugins`), during defaulting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from app.api.errors import FieldError
+from app.config.fields import (
+    child,
+    duplicate,
+    format_duration,
+    index,
+    invalid,
+    is_extended_resource_name,
+    label_key_errors,
+    required,
+)
+from app.config.strict import API_VERSION
+from app.config.types import (
+    Extender,
+    LeaderElectionConfig,
+    Plugin,
+    PluginCatalog,
+    Plugins,
+    PluginSet,
+    Profile,
+    SchedulerConfiguration,
+)
+
+__all__ = [
+    "ExpandedPlugins",
+    "expand_plugins",
+    "validate_configuration",
+    "validate_profile_plugins",
+]
+
+#: client-go ``leaderelection.JitterFactor``: NewLeaderElector requires renewDeadline > retryPeriod * 1.2.
+JITTER_FACTOR = 1.2
+#: framework ``MaxScore`` and ``MaxTotalScore`` (math.MaxInt64), for the score-overflow check.
+MAX_SCORE = 100
+MAX_TOTAL_SCORE = 2**63 - 1
+
+#: validation.go ``invalidPluginsByVersion``: plugins removed by v1. Its version string is core "v1"
+#: (validation.go imports k8s.io/api/core/v1 as v1), which the message repeats.
+_INVALID_PLUGINS = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
+_INVALID_MSG = f'was invalid in version "v1" (KubeSchedulerConfiguration is version "{API_VERSION}")'
+
+#: The Go interface name of each extension point, used in framework error messages.
+_GO_TYPE = {
+    "preEnqueue": "PreEnqueuePlugin",
+    "queueSort": "QueueSortPlugin",
+    "preFilter": "PreFilterPlugin",
+    "filter": "FilterPlugin",
+    "postFilter": "PostFilterPlugin",
+    "preScore": "PreScorePlugin",
+    "score": "ScorePlugin",
+    "reserve": "ReservePlugin",
+    "permit": "PermitPlugin",
+    "preBind": "PreBindPlugin",
+    "bind": "BindPlugin",
+    "postBind": "PostBindPlugin",
+}
+#: ``frameworkImpl.getExtensionPoints`` order (the order kube-scheduler checks, hence reports, them).
+_FRAMEWORK_ORDER = (
+    "preFilter",
+    "filter",
+    "postFilter",
+    "reserve",
+    "preScore",
+    "score",
+    "preBind",
+    "bind",
+    "postBind",
+    "permit",
+    "preEnqueue",
+    "queueSort",
+)
+
+
+def _validate_leader_election(le: LeaderElectionConfig, path: str) -> list[FieldError]:
+    """component-base ValidateLeaderElectionConfiguration, plus client-go's JitterFactor rule."""
+    if not le.leader_elect:
+        return []
+    errs: list[FieldError] = []
+    if le.lease_duration <= 0:
+        errs.append(
+            invalid(
+                child(path, "leaseDuration"), format_duration(le.lease_duration), "must be greater than zero"
+            )
+        )
+    if le.renew_deadline <= 0:
+        errs.append(
+            invalid(
+                child(path, "renewDeadline"), format_duration(le.renew_deadline), "must be greater than zero"
+            )
+        )
+    if le.retry_period <= 0:
+        errs.append(
+            invalid(child(path, "retryPeriod"), format_duration(le.retry_period), "must be greater than zero")
+        )
+    if le.lease_duration <= le.renew_deadline:
+        # component-base reports the renewDeadline value at the leaseDuration path.
+        errs.append(
+            invalid(
+                child(path, "leaseDuration"),
+                format_duration(le.renew_deadline),
+                "must be greater than `RenewDeadline`",
+            )
+        )
+    elif le.retry_period > 0 and le.renew_deadline <= JITTER_FACTOR * le.retry_period:
+        # client-go NewLeaderElector: "renewDeadline must be greater than retryPeriod*JitterFactor".
+        errs.append(
+            invalid(
+                child(path, "renewDeadline"),
+                format_duration(le.renew_deadline),
+                "must be greater than retryPeriod*JitterFactor (1.2)",
+            )
+        )
+    if not le.resource_lock:
+        errs.append(required(child(path, "resourceLock")))
+    if not le.resource_namespace:
+        errs.append(required(child(path, "resourceNamespace")))
+    if not le.resource_name:
+        errs.append(required(child(path, "resourceName")))
+    return errs
+
+
+def _validate_percentage(value: int | None, path: str) -> list[FieldError]:
+    if value is not None and (value < 0 or value > 100):
+        return [invalid(path, value, "not in valid range [0-100]")]
+    return []
+
+
+def _validate_plugin_set_for_invalid_plugins(ps: PluginSet, path: str) -> list[FieldError]:
+    return [
+        invalid(index(child(path, "enabled"), i), p.name, _INVALID_MSG)
+        for i, p in enumerate(ps.enabled)
+        if p.name in _INVALID_PLUGINS
+    ]
+
+
+def _validate_profile(profile: Profile, path: str) -> list[FieldError]:
+    """validateKubeSchedulerProfile + validatePluginConfig (args are already validated by decode)."""
+    errs: list[FieldError] = []
+    if not profile.scheduler_name:
+        errs.append(required(child(path, "schedulerName")))
+    errs.extend(
+        _validate_percentage(profile.percentage_of_nodes_to_score, child(path, "percentageOfNodesToScore"))
+    )
+    # validation.go iterates a Go map here, so its order is random; use the Plugins field order.
+    for point in _GO_TYPE:
+        ps = profile.plugins.point(point)
+        errs.extend(_validate_plugin_set_for_invalid_plugins(ps, child(child(path, "plugins"), point)))
+    seen: set[str] = set()
+    for i, pc in enumerate(profile.plugin_config):
+        pc_path = index(child(path, "pluginConfig"), i)
+        if pc.name in seen:
+            errs.append(duplicate(pc_path, pc.name))
+        else:
+            seen.add(pc.name)
+        if pc.name in _INVALID_PLUGINS:
+            errs.append(invalid(pc_path, pc.name, _INVALID_MSG))
+    return errs
+
+
+def _queue_sort_args(profile: Profile, name: str) -> object:
+    return next((pc.args for pc in profile.plugin_config if name and pc.name == name), None)
+
+
+def _validate_common_queue_sort(profiles: Sequence[Profile], path: str) -> list[FieldError]:
+    """validateCommonQueueSort: every profile's explicit queueSort set (and its args) equals the first's."""
+    errs: list[FieldError] = []
+    canon = profiles[0].plugins.queue_sort
+    name = canon.enabled[0].name if canon.enabled else ""
+    if len(canon.enabled) > 1:
+        # Go spells this path with a capital "Enabled".
+        errs.append(
+            invalid(
+                f"{index(path, 0)}.plugins.queueSort.Enabled",
+                len(canon.enabled),
+                "only one queue sort plugin can be enabled",
+            )
+        )
+    canon_args = _queue_sort_args(profiles[0], name)
+    for i in range(1, len(profiles)):
+        curr = profiles[i].plugins.queue_sort
+        if curr != canon:
+            errs.append(
+                invalid(
+                    f"{index(path, i)}.plugins.queueSort",
+                    _plugin_set_value(curr),
+                    "must be the same for all profiles",
+                )
+            )
+        for pc in profiles[i].plugin_config:
+            if pc.name == name and pc.args != canon_args:
+                errs.append(
+                    invalid(
+                        f"{index(path, i)}.pluginConfig.args",
+                        pc.name,
+                        "queueSort must be the same for all profiles",
+                    )
+                )
+    return errs
+
+
+def _plugin_set_value(ps: PluginSet) -> object:
+    """A PluginSet as Go's field.Invalid would print it (JSON of the internal struct)."""
+    return {
+        "Enabled": [{"Name": p.name, "Weight": p.weight} for p in ps.enabled] or None,
+        "Disabled": [{"Name": p.name, "Weight": p.weight} for p in ps.disabled] or None,
+    }
+
+
+def _validate_extenders(extenders: Sequence[Extender], path: str) -> list[FieldError]:
+    """validateExtenders, plus berth's check that ``urlPrefix`` is set."""
+    errs: list[FieldError] = []
+    binders = 0
+    managed: set[str] = set()
+    for i, ext in enumerate(extenders):
+        ep = index(path, i)
+        if not ext.url_prefix:
+            # kube-scheduler accepts an empty urlPrefix and then fails every call; berth rejects it.
+            errs.append(required(child(ep, "urlPrefix")))
+        if ext.prioritize_verb and ext.weight <= 0:
+            errs.append(invalid(child(ep, "weight"), ext.weight, "must have a positive weight applied to it"))
+        if ext.bind_verb:
+            binders += 1
+        for j, res in enumerate(ext.managed_resources):
+            np = child(index(child(ep, "managedResources"), j), "name")
+            name_errs = label_key_errors(res.name)
+            if name_errs:
+                errs.extend(invalid(np, res.name, msg) for msg in name_errs)
+            elif not is_extended_resource_name(res.name):
+                errs.append(invalid(np, res.name, "is an invalid extended resource name"))
+            if res.name in managed:
+                errs.append(invalid(np, res.name, "duplicate extender managed resource name"))
+            managed.add(res.name)
+    if binders > 1:
+        errs.append(
+            invalid(
+                path, f"found {binders} extenders implementing bind", "only one extender can implement bind"
+            )
+        )
+    return errs
+
+
+def validate_configuration(cfg: SchedulerConfiguration) -> list[FieldError]:
+    """ValidateKubeSchedulerConfiguration: every error, in kube-scheduler's order."""
+    errs: list[FieldError] = []
+    if cfg.client_connection.burst < 0:
+        errs.append(invalid("clientConnection.burst", cfg.client_connection.burst, "must be non-negative"))
+    errs.extend(_validate_leader_election(cfg.leader_election, "leaderElection"))
+    if cfg.leader_election.leader_elect and cfg.leader_election.resource_lock != "leases":
+        errs.append(
+            invalid(
+                "leaderElection.resourceLock",
+                cfg.leader_election.resource_lock,
+                'resourceLock value must be "leases"',
+            )
+        )
+    if cfg.parallelism <= 0:
+        errs.append(invalid("parallelism", cfg.parallelism, "should be an integer value greater than zero"))
+    if not cfg.profiles:
+        errs.append(required("profiles"))
+    else:
+        first_index: dict[str, int] = {}
+        for i, profile in enumerate(cfg.profiles):
+            path = index("profiles", i)
+            errs.extend(_validate_profile(profile, path))
+            if profile.scheduler_name in first_index:
+                errs.append(
+                    duplicate(
+                        child(path, "schedulerName"),
+                        f"profiles[{first_index[profile.scheduler_name]}].schedulerName",
+                    )
+                )
+            first_index[profile.scheduler_name] = i
+        errs.extend(_validate_common_queue_sort(cfg.profiles, "profiles"))
+    errs.extend(_validate_percentage(cfg.percentage_of_nodes_to_score, "percentageOfNodesToScore"))
+    if cfg.pod_initial_backoff_seconds <= 0:
+        errs.append(
+            invalid("podInitialBackoffSeconds", cfg.pod_initial_backoff_seconds, "must be greater than 0")
+        )
+    if cfg.pod_max_backoff_seconds < cfg.pod_initial_backoff_seconds:
+        errs.append(
+            invalid(
+                "podMaxBackoffSeconds",
+                cfg.pod_max_backoff_seconds,
+                "must be greater than or equal to PodInitialBackoffSeconds",
+            )
+        )
+    errs.extend(_validate_extenders(cfg.extenders, "extenders"))
+    return errs
+
+
+@dataclass(slots=True)
+class ExpandedPlugins:
+    """A profile's plugins per extension point after MultiPoint expansion (``expandMultiPointPlugins``).
+
+    ``points`` maps each extension point to its plugins in run order. For ``score`` the weights are the
+    effective ones (explicit Score entry first, then MultiPoint; 0 becomes 1), as ``getValidScoreWeights``.
+    """
+
+    points: dict[str, list[Plugin]] = field(default_factory=dict)
+    errors: list[FieldError] = field(default_factory=list)
+
+
+def expand_plugins(plugins: Plugins, registry: PluginCatalog, path: str = "plugins") -> ExpandedPlugins:
+    """Resolve MultiPoint and explicit sets into per-extension-point lists, collecting framework errors."""
+    out = ExpandedPlugins()
+    mp_path = child(path, "multiPoint")
+    multi = plugins.multi_point.enabled
+    for j, ep in enumerate(multi):
+        if not registry.has(ep.name):
+            out.errors.append(
+                invalid(
+                    child(index(child(mp_path, "enabled"), j), "name"),
+                    ep.name,
+                    f'plugin "{ep.name}" does not exist',
+                )
+            )
+    reported_double: set[int] = set()
+    for point in _FRAMEWORK_ORDER:
+        go_type = _GO_TYPE[point]
+        ps = plugins.point(point)
+        pp = child(path, point)
+        explicit: list[Plugin] = []
+        explicit_names: set[str] = set()
+        for j, ep in enumerate(ps.enabled):
+            np = child(index(child(pp, "enabled"), j), "name")
+            if not registry.has(ep.name):
+                out.errors.append(invalid(np, ep.name, f'{go_type} "{ep.name}" does not exist'))
+            elif point not in registry.extension_points(ep.name):
+                out.errors.append(
+                    invalid(np, ep.name, f'plugin "{ep.name}" does not extend {go_type} plugin')
+                )
+            elif ep.name in explicit_names:
+                out.errors.append(
+                    invalid(np, ep.name, f'plugin "{ep.name}" already registered as "{go_type}"')
+                )
+            else:
+                explicit.append(ep)
+                explicit_names.add(ep.name)
+        disabled = {p.name for p in ps.disabled}
+        result = list(explicit)
+        if multi and "*" not in disabled:
+            overrides: set[str] = set()
+            from_multi: list[Plugin] = []
+            multi_names: set[str] = set()
+            for j, ep in enumerate(multi):
+                if not registry.has(ep.name) or point not in registry.extension_points(ep.name):
+                    continue
+                if ep.name in disabled:
+                    continue
+                if ep.name in explicit_names:
+                    overrides.add(ep.name)
+                    continue
+                if ep.name in multi_names:
+                    if j not in reported_double:
+                        reported_double.add(j)
+                        np = child(index(child(mp_path, "enabled"), j), "name")
+                        out.errors.append(
+                            invalid(np, ep.name, f'plugin "{ep.name}" already registered as "{go_type}"')
+                        )
+                    continue
+                from_multi.append(ep)
+                multi_names.add(ep.name)
+            result = (
+                [p for p in explicit if p.name in overrides]
+                + from_multi
+                + [p for p in explicit if p.name not in overrides]
+            )
+        out.points[point] = result
+    out.points["score"] = _score_weights(plugins, registry, out.points["score"], path, out.errors)
+    return out
+
+
+def _score_weights(
+    plugins: Plugins, registry: PluginCatalog, score: list[Plugin], path: str, errs: list[FieldError]
+) -> list[Plugin]:
+    """getValidScoreWeights: Score entries win over MultiPoint ones; 0 → 1; negative (berth) and overflow rejected."""
+    weights: dict[str, int] = {}
+    total = 0
+    sources = [("score", i, p) for i, p in enumerate(plugins.score.enabled)]
+    sources += [("multiPoint", i, p) for i, p in enumerate(plugins.multi_point.enabled)]
+    for point, i, p in sources:
+        if not registry.has(p.name) or "score" not in registry.extension_points(p.name) or p.name in weights:
+            continue
+        if p.weight < 0:
+            # kube-scheduler would add a negative contribution; berth treats it as a configuration error.
+            errs.append(
+                invalid(
+                    child(index(child(child(path, point), "enabled"), i), "weight"),
+                    p.weight,
+                    "must not be negative",
+                )
+            )
+        weights[p.name] = p.weight or 1
+        if weights[p.name] * MAX_SCORE > MAX_TOTAL_SCORE - total:
+            errs.append(invalid(child(path, "score"), p.name, "total score of Score plugins could overflow"))
+        total += weights[p.name] * MAX_SCORE
+    return [Plugin(p.name, weights.get(p.name, p.weight or 1)) for p in score]
+
+
+def validate_profile_plugins(cfg: SchedulerConfiguration, registry: PluginCatalog) -> list[FieldError]:
+    """The framework-construction checks of every profile (see the module docstring)."""
+    errs: list[FieldError] = []
+    first_queue_sort: tuple[str, object] | None = None
+    for i, profile in enumerate(cfg.profiles):
+        path = index("profiles", i)
+        name = profile.scheduler_name
+        for j, pc in enumerate(profile.plugin_config):
+            if not registry.has(pc.name):
+                errs.append(
+                    invalid(
+                        child(index(child(path, "pluginConfig"), j), "name"),
+                        pc.name,
+                        f'plugin "{pc.name}" does not exist',
+                    )
+                )
+        expanded = expand_plugins(profile.plugins, registry, child(path, "plugins"))
+        errs.extend(expanded.errors)
+        queue_sort = expanded.points["queueSort"]
+        if len(queue_sort) != 1:
+            errs.append(
+                invalid(
+                    child(path, "plugins.queueSort"),
+                    len(queue_sort),
+                    f'only one queue sort plugin required for profile with scheduler name "{name}", but got {len(queue_sort)}',
+                )
+            )
+        else:
+            qs = queue_sort[0].name
+            qs_args = _queue_sort_args(profile, qs)
+            if first_queue_sort is None:
+                first_queue_sort = (qs, qs_args)
+            elif first_queue_sort[0] != qs:
+                errs.append(
+                    invalid(
+                        child(path, "plugins.queueSort"),
+                        qs,
+                        f'different queue sort plugins for profile "{name}": "{qs}", first: "{first_queue_sort[0]}"',
+                    )
+                )
+            elif first_queue_sort[1] != qs_args:
+                errs.append(
+                    invalid(
+                        child(path, "pluginConfig"),
+                        qs,
+                        f'different queue sort plugin args for profile "{name}"',
+                    )
+                )
+        if not expanded.points["bind"]:
+            errs.append(
+                required(
+                    child(path, "plugins.bind"),
+                    f'at least one bind plugin is needed for profile with scheduler name "{name}"',
+                )
+            )
+    return errs

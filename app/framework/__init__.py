@@ -1,0 +1,1 @@
+"""The scheduling framework: plugin interfaces, statuses, cycle state, node info and the runtime."""

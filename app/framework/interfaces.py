@@ -1,0 +1,303 @@
+"""Plugin interfaces, one base class per extension point (``framework/interface.go``).
+
+A plugin is a class deriving from :class:`Plugin` and from the extension-point classes it
+implements; the runtime finds its extension points with ``isinstance``. Success is returned as
+``None`` (or a Success :class:`Status`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from app.api.objects import Pod
+from app.framework.cycle_state import CycleState
+from app.framework.status import Status
+from app.framework.types import NodeInfo, PodInfo
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+MAX_TOTAL_SCORE = 2**63 - 1
+
+
+class NodeInfoLister(Protocol):
+    """The snapshot as plugins see it (``SharedLister.NodeInfos``)."""
+
+    def list(self) -> list[NodeInfo]:
+        """All nodes in node-tree order."""
+        ...
+
+    def get(self, name: str) -> NodeInfo | None:
+        """One node by name, or None."""
+        ...
+
+    def have_pods_with_affinity_list(self) -> list[NodeInfo]:
+        """Nodes with pods that have (anti-)affinity."""
+        ...
+
+    def have_pods_with_required_anti_affinity_list(self) -> list[NodeInfo]:
+        """Nodes with pods that have required anti-affinity."""
+        ...
+
+    def num_nodes(self) -> int:
+        """How many nodes the snapshot holds."""
+        ...
+
+
+class ObjectLister(Protocol):
+    """Cluster objects other than pods and nodes that plugins read (Services, ReplicaSets, ...)."""
+
+    def list(self, kind: str, namespace: str) -> list[Mapping[str, Any]]:
+        """Raw objects of ``kind`` in ``namespace``."""
+        ...
+
+
+class Binder(Protocol):
+    """Where a bind goes: the API server (standalone), or the cache (simulate, tests)."""
+
+    def bind(self, pod: Pod, node_name: str) -> Status | None:
+        """Bind ``pod`` to ``node_name``."""
+        ...
+
+
+class Handle(Protocol):
+    """What the framework gives plugins (``framework.Handle``)."""
+
+    @property
+    def snapshot(self) -> NodeInfoLister:
+        """The snapshot of the current cycle."""
+        ...
+
+    @property
+    def objects(self) -> ObjectLister:
+        """Other cluster objects."""
+        ...
+
+    @property
+    def binder(self) -> Binder:
+        """The binding backend."""
+        ...
+
+    @property
+    def parallelism(self) -> int:
+        """Configured parallelism."""
+        ...
+
+
+class Plugin:
+    """Base of every plugin. Subclasses set ``name`` and, if they take args, ``args_type``.
+
+    ``args_type`` is a class with ``decode(raw, path)`` and ``to_dict()``; the configuration
+    loader decodes pluginConfig args with it and passes the result to ``__init__``.
+    """
+
+    name: ClassVar[str] = ""
+    args_type: ClassVar[Any] = None
+
+    def __init__(self, args: Any, handle: Handle) -> None:
+        self.args = args
+        self.handle = handle
+
+
+@dataclass(slots=True)
+class QueuedPodInfo:
+    """A pod in the scheduling queue (``framework.QueuedPodInfo``)."""
+
+    pod_info: PodInfo
+    timestamp: float = 0.0
+    attempts: int = 0
+    initial_attempt_timestamp: float | None = None
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    gated: bool = False
+    sequence: int = 0
+
+    @property
+    def pod(self) -> Pod:
+        """The pod."""
+        return self.pod_info.pod
+
+
+class PreEnqueuePlugin(Plugin):
+    """Decides whether a pod may enter the active queue at all."""
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        """Return a non-success status to keep the pod gated."""
+        raise NotImplementedError
+
+
+class QueueSortPlugin(Plugin):
+    """Orders the active queue."""
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        """True when ``a`` should be scheduled before ``b``."""
+        raise NotImplementedError
+
+
+@dataclass(slots=True)
+class PreFilterResult:
+    """Narrowing of the candidate nodes; ``node_names`` None means all nodes."""
+
+    node_names: set[str] | None = None
+
+    def all_nodes(self) -> bool:
+        """No narrowing."""
+        return self.node_names is None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        """Intersection of two results (``PreFilterResult.Merge``)."""
+        if other is None or other.node_names is None:
+            return self
+        if self.node_names is None:
+            return PreFilterResult(set(other.node_names))
+        return PreFilterResult(self.node_names & other.node_names)
+
+
+class PreFilterExtensions:
+    """Incremental updates of PreFilter state when pods are added or removed (preemption, nominated pods)."""
+
+    def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_to_add: PodInfo, node_info: NodeInfo) -> Status | None:
+        """``pod_to_add`` is assumed to run on ``node_info``."""
+        raise NotImplementedError
+
+    def remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        """``pod_to_remove`` is assumed gone from ``node_info``."""
+        raise NotImplementedError
+
+
+class PreFilterPlugin(Plugin):
+    """Runs once per attempt before Filter; may Skip the plugin's Filter or narrow the nodes."""
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        """Compute per-cycle state. Return Skip to skip this plugin's Filter."""
+        raise NotImplementedError
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None:
+        """AddPod/RemovePod support, or None."""
+        return None
+
+
+class FilterPlugin(Plugin):
+    """Decides whether a node can run the pod."""
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Return None (fits) or a rejection status with reasons."""
+        raise NotImplementedError
+
+
+@dataclass(slots=True)
+class PostFilterResult:
+    """A node nominated by PostFilter (preemption); None name means clear the nomination."""
+
+    nominated_node_name: str | None = None
+    mode: str = "noop"  # "noop" | "override"
+
+
+class PostFilterPlugin(Plugin):
+    """Runs when no node fits (preemption)."""
+
+    def post_filter(
+        self, state: CycleState, pod: Pod, filtered_node_status: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Try to make the pod schedulable."""
+        raise NotImplementedError
+
+
+class PreScorePlugin(Plugin):
+    """Runs once before Score; Skip skips the plugin's Score."""
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Compute per-cycle scoring state."""
+        raise NotImplementedError
+
+
+class ScorePlugin(Plugin):
+    """Ranks feasible nodes. Override :meth:`normalize_score` and set ``normalizes`` to normalize."""
+
+    normalizes: ClassVar[bool] = False
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """A score for the node; raise :class:`PluginError` for an internal error."""
+        raise NotImplementedError
+
+    def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> Status | None:
+        """Rewrite ``scores`` (aligned with ``nodes``) in place into [0, 100]."""
+        return None
+
+
+class ReservePlugin(Plugin):
+    """Reserves resources for the chosen node before binding."""
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Reserve; a failure triggers Unreserve of every Reserve plugin."""
+        raise NotImplementedError
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Undo :meth:`reserve`; must be idempotent."""
+        raise NotImplementedError
+
+
+class PermitPlugin(Plugin):
+    """Approves, rejects or delays binding."""
+
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
+        """Return (status, timeout seconds); Wait delays binding up to the timeout."""
+        raise NotImplementedError
+
+
+class PreBindPlugin(Plugin):
+    """Runs before Bind."""
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Prepare the binding."""
+        raise NotImplementedError
+
+
+class BindPlugin(Plugin):
+    """Binds the pod; return Skip to leave it to the next bind plugin."""
+
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Bind the pod to the node."""
+        raise NotImplementedError
+
+
+class PostBindPlugin(Plugin):
+    """Informational, after a successful bind."""
+
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Called after binding."""
+        raise NotImplementedError
+
+
+class PluginError(Exception):
+    """An internal plugin error; the runtime turns it into an Error status."""
+
+
+EXTENSION_POINTS: dict[str, type[Plugin]] = {
+    "preEnqueue": PreEnqueuePlugin,
+    "queueSort": QueueSortPlugin,
+    "preFilter": PreFilterPlugin,
+    "filter": FilterPlugin,
+    "postFilter": PostFilterPlugin,
+    "preScore": PreScorePlugin,
+    "score": ScorePlugin,
+    "reserve": ReservePlugin,
+    "permit": PermitPlugin,
+    "preBind": PreBindPlugin,
+    "bind": BindPlugin,
+    "postBind": PostBindPlugin,
+}
+"""Config field name of each extension point → the interface a plugin must implement."""
+
+
+def extension_points_of(plugin_class: type[Plugin]) -> frozenset[str]:
+    """The extension points a plugin class implements."""
+    return frozenset(name for name, iface in EXTENSION_POINTS.items() if issubclass(plugin_class, iface))

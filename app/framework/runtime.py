@@ -1,0 +1,522 @@
+"""The framework runtime: a profile's plugins per extension point and how they run
+(``framework/runtime/framework.go``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from app import metrics
+from app.api.objects import Pod, pod_priority
+from app.framework.cycle_state import CycleState
+from app.framework.interfaces import (
+    EXTENSION_POINTS,
+    MAX_NODE_SCORE,
+    MAX_TOTAL_SCORE,
+    BindPlugin,
+    FilterPlugin,
+    Handle,
+    PermitPlugin,
+    Plugin,
+    PluginError,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
+from app.framework.registry import Registry
+from app.framework.status import Code, Status
+from app.framework.types import NodeInfo, PodInfo
+
+MAX_PERMIT_TIMEOUT = 15 * 60.0
+
+
+class FrameworkError(ValueError):
+    """A profile that cannot be built (kube-scheduler's NewFramework errors)."""
+
+
+@dataclass(slots=True)
+class PluginRef:
+    """A plugin enabled at an extension point, as the configuration gives it."""
+
+    name: str
+    weight: int | None = None
+
+
+@dataclass(slots=True)
+class ProfileSpec:
+    """What the runtime needs from a configured profile, independent of the config module."""
+
+    scheduler_name: str
+    plugins: Mapping[str, tuple[list[PluginRef], list[str]]]  # point → (enabled, disabled)
+    plugin_args: Mapping[str, Any]  # plugin name → decoded args
+    percentage_of_nodes_to_score: int | None = None
+
+
+@dataclass(slots=True)
+class NodeScore:
+    """A node's weighted total and the per-plugin normalized scores (before weight)."""
+
+    name: str
+    total: int = 0
+    plugin_scores: dict[str, int] = field(default_factory=dict)
+
+
+class Framework:
+    """One profile's plugins, in order per extension point, and the Run* methods."""
+
+    def __init__(self, spec: ProfileSpec, registry: Registry, handle: Handle) -> None:
+        self.profile_name = spec.scheduler_name
+        self.percentage_of_nodes_to_score = spec.percentage_of_nodes_to_score
+        self.handle = handle
+        self.plugins: dict[str, Plugin] = {}
+        needed = _needed_plugins(spec)
+        for name in needed:
+            if not registry.has(name):
+                raise FrameworkError(f'plugin "{name}" does not exist')
+            cls = registry.get(name)
+            args = spec.plugin_args.get(name)
+            if args is None and cls.args_type is not None:
+                args = cls.args_type.decode(None, f"{name}.args")
+            try:
+                self.plugins[name] = cls(args, handle)
+            except Exception as err:  # user plugins may fail in arbitrary ways
+                raise FrameworkError(f'initializing plugin "{name}": {err}') from err
+        lists = _expand(spec, self.plugins)
+        self.pre_enqueue: list[PreEnqueuePlugin] = lists["preEnqueue"]  # type: ignore[assignment]
+        self.queue_sort: list[QueueSortPlugin] = lists["queueSort"]  # type: ignore[assignment]
+        self.pre_filter: list[PreFilterPlugin] = lists["preFilter"]  # type: ignore[assignment]
+        self.filter: list[FilterPlugin] = lists["filter"]  # type: ignore[assignment]
+        self.post_filter: list[PostFilterPlugin] = lists["postFilter"]  # type: ignore[assignment]
+        self.pre_score: list[PreScorePlugin] = lists["preScore"]  # type: ignore[assignment]
+        self.score: list[ScorePlugin] = lists["score"]  # type: ignore[assignment]
+        self.reserve: list[ReservePlugin] = lists["reserve"]  # type: ignore[assignment]
+        self.permit: list[PermitPlugin] = lists["permit"]  # type: ignore[assignment]
+        self.pre_bind: list[PreBindPlugin] = lists["preBind"]  # type: ignore[assignment]
+        self.bind: list[BindPlugin] = lists["bind"]  # type: ignore[assignment]
+        self.post_bind: list[PostBindPlugin] = lists["postBind"]  # type: ignore[assignment]
+        if len(self.queue_sort) != 1:
+            raise FrameworkError(
+                f'only one queue sort plugin required for profile with scheduler name "{self.profile_name}", '
+                f"but got {len(self.queue_sort)}"
+            )
+        if not self.bind:
+            raise FrameworkError(
+                f'at least one bind plugin is needed for profile with scheduler name "{self.profile_name}"'
+            )
+        self.score_weights = _score_weights(spec, self.plugins)
+
+    # --- PreEnqueue / QueueSort ----------------------------------------------------------
+
+    def run_pre_enqueue_plugins(self, pod: Pod) -> Status | None:
+        """The first non-success PreEnqueue status (with its plugin), or None."""
+        for pl in self.pre_enqueue:
+            status = pl.pre_enqueue(pod)
+            if status is not None and not status.is_success():
+                status.plugin = pl.name
+                return status
+        return None
+
+    # --- PreFilter -------------------------------------------------------------------------
+
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+        """Run PreFilter plugins; returns (merged result, status, plugins that narrowed nodes)."""
+        start = time.perf_counter()
+        skip = state.skip_filter_plugins
+        skip.clear()
+        result: PreFilterResult | None = None
+        with_nodes: set[str] = set()
+        return_status: Status | None = None
+        try:
+            for pl in self.pre_filter:
+                r, s = self._call(state, "PreFilter", pl.name, pl.pre_filter, state, pod, nodes)
+                if s is not None and s.code is Code.SKIP:
+                    skip.add(pl.name)
+                    continue
+                if s is not None and s.code is not Code.SUCCESS:
+                    s.plugin = pl.name
+                    if s.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                        return None, s, set()
+                    if s.code is Code.UNSCHEDULABLE:
+                        return_status = s
+                        continue
+                    return (None, Status(Code.ERROR, f'running PreFilter plugin "{pl.name}": {s.message()}',
+                                         plugin=pl.name), set())
+                if r is not None and not r.all_nodes():
+                    with_nodes.add(pl.name)
+                    result = r if result is None else result.merge(r)
+                    if result.node_names is not None and not result.node_names:
+                        names = sorted(with_nodes)
+                        msg = (
+                            f"node(s) didn't satisfy plugin {names[0]}"
+                            if len(names) == 1
+                            else f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
+                        )
+                        return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), with_nodes
+            return result, return_status, with_nodes
+        finally:
+            self._observe_point("PreFilter", return_status, start)
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        """AddPod on every PreFilter plugin with extensions (not skipped)."""
+        return self._run_extension(state, pod, pod_to_add, node_info, add=True)
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        """RemovePod on every PreFilter plugin with extensions (not skipped)."""
+        return self._run_extension(state, pod, pod_to_remove, node_info, add=False)
+
+    def _run_extension(
+        self, state: CycleState, pod: Pod, other: PodInfo, node_info: NodeInfo, add: bool
+    ) -> Status | None:
+        for pl in self.pre_filter:
+            ext = pl.pre_filter_extensions()
+            if ext is None or pl.name in state.skip_filter_plugins:
+                continue
+            s = ext.add_pod(state, pod, other, node_info) if add else ext.remove_pod(state, pod, other, node_info)
+            if s is not None and not s.is_success():
+                verb = "AddPod" if add else "RemovePod"
+                return Status(Code.ERROR, f'running {verb} on PreFilter plugin "{pl.name}": {s.message()}',
+                              plugin=pl.name)
+        return None
+
+    # --- Filter --------------------------------------------------------------------------
+
+    def active_filters(self, state: CycleState) -> list[FilterPlugin]:
+        """Filter plugins not skipped by their PreFilter, in order."""
+        skip = state.skip_filter_plugins
+        return [pl for pl in self.filter if pl.name not in skip] if skip else self.filter
+
+    def run_filter_plugins(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, plugins: Sequence[FilterPlugin] | None = None
+    ) -> Status | None:
+        """The first non-success Filter status (plugin set), or None when the node fits."""
+        for pl in self.active_filters(state) if plugins is None else plugins:
+            try:
+                if state.record_plugin_metrics:
+                    s = self._call(state, "Filter", pl.name, pl.filter, state, pod, node_info)
+                else:
+                    s = pl.filter(state, pod, node_info)
+            except PluginError as err:
+                return Status(Code.ERROR, f'running "{pl.name}" filter plugin: {err}', plugin=pl.name)
+            if s is not None and s.code is not Code.SUCCESS:
+                s.plugin = pl.name
+                if s.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING):
+                    return Status(Code.ERROR, f'running "{pl.name}" filter plugin: {s.message()}', plugin=pl.name)
+                return s
+        return None
+
+    def run_filter_plugins_with_nominated_pods(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        nominated: Sequence[PodInfo],
+        plugins: Sequence[FilterPlugin] | None = None,
+    ) -> Status | None:
+        """Two passes: with higher-or-equal priority pods nominated to the node added, then without."""
+        if not nominated:
+            return self.run_filter_plugins(state, pod, node_info, plugins)
+        priority = pod_priority(pod)
+        added = [p for p in nominated if p.pod.uid != pod.uid and pod_priority(p.pod) >= priority]
+        if not added:
+            return self.run_filter_plugins(state, pod, node_info, plugins)
+        state_with = state.clone()
+        info_with = node_info.snapshot()
+        for p in added:
+            info_with.add_pod_info(p)
+            s = self.run_pre_filter_extension_add_pod(state_with, pod, p, info_with)
+            if s is not None:
+                return s
+        s = self.run_filter_plugins(state_with, pod, info_with, plugins)
+        if s is not None:
+            return s
+        return self.run_filter_plugins(state, pod, node_info, plugins)
+
+    # --- PostFilter ----------------------------------------------------------------------
+
+    def run_post_filter_plugins(
+        self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Run PostFilter (preemption) plugins as kube-scheduler does."""
+        start = time.perf_counter()
+        reasons: list[str] = []
+        rejector = ""
+        result: PostFilterResult | None = None
+        final: Status
+        for pl in self.post_filter:
+            r, s = self._call(state, "PostFilter", pl.name, pl.post_filter, state, pod, statuses)
+            if s.is_success():
+                self._observe_point("PostFilter", s, start)
+                return r, s
+            if s.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                s.plugin = pl.name
+                self._observe_point("PostFilter", s, start)
+                return r, s
+            if not s.is_rejected():
+                final = Status(Code.ERROR, *s.reasons, plugin=pl.name)
+                self._observe_point("PostFilter", final, start)
+                return None, final
+            if r is not None and r.mode != "noop":
+                result = r
+            reasons.extend(s.reasons)
+            rejector = rejector or pl.name
+        final = Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
+        self._observe_point("PostFilter", final, start)
+        return result, final
+
+    # --- PreScore / Score ------------------------------------------------------------------
+
+    def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Run PreScore; Skip marks the plugin's Score skipped."""
+        start = time.perf_counter()
+        skip = state.skip_score_plugins
+        skip.clear()
+        status: Status | None = None
+        for pl in self.pre_score:
+            s = self._call(state, "PreScore", pl.name, pl.pre_score, state, pod, nodes)
+            if s is not None and s.code is Code.SKIP:
+                skip.add(pl.name)
+                continue
+            if s is not None and s.code is not Code.SUCCESS:
+                status = Status(Code.ERROR, f'running PreScore plugin "{pl.name}": {s.message()}', plugin=pl.name)
+                break
+        self._observe_point("PreScore", status, start)
+        return status
+
+    def active_scorers(self, state: CycleState) -> list[ScorePlugin]:
+        """Score plugins not skipped in PreScore."""
+        skip = state.skip_score_plugins
+        return [pl for pl in self.score if pl.name not in skip] if skip else self.score
+
+    def run_score_plugins(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[NodeScore], Status | None]:
+        """Score, normalize and weight; scores outside [0, 100] are an Error."""
+        start = time.perf_counter()
+        results = [NodeScore(n.name) for n in nodes]
+        status: Status | None = None
+        try:
+            for pl in self.active_scorers(state):
+                weight = self.score_weights[pl.name]
+                try:
+                    if state.record_plugin_metrics:
+                        t0 = time.perf_counter()
+                        scores = [pl.score(state, pod, n) for n in nodes]
+                        metrics.PLUGIN_EXECUTION_DURATION.labels(pl.name, "Score", "Success").observe(
+                            time.perf_counter() - t0
+                        )
+                    else:
+                        score = pl.score
+                        scores = [score(state, pod, n) for n in nodes]
+                except PluginError as err:
+                    status = Status(Code.ERROR, f'running Score plugins: plugin "{pl.name}" failed with: {err}',
+                                    plugin=pl.name)
+                    return [], status
+                if pl.normalizes:
+                    s = pl.normalize_score(state, pod, nodes, scores)
+                    if s is not None and not s.is_success():
+                        status = Status(Code.ERROR, f'running Normalize on Score plugins: plugin "{pl.name}" '
+                                        f"failed with: {s.message()}", plugin=pl.name)
+                        return [], status
+                name = pl.name
+                for i, sc in enumerate(scores):
+                    if sc > MAX_NODE_SCORE or sc < 0:
+                        status = Status(
+                            Code.ERROR,
+                            f"applying score defaultWeights on Score plugins: plugin \"{name}\" returns an invalid "
+                            f"score {sc}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing",
+                            plugin=name,
+                        )
+                        return [], status
+                    r = results[i]
+                    r.plugin_scores[name] = sc
+                    r.total += sc * weight
+            return results, None
+        finally:
+            self._observe_point("Score", status, start)
+
+    # --- Reserve / Permit / Bind ---------------------------------------------------------
+
+    def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """The first failing Reserve status, or None."""
+        for pl in self.reserve:
+            s = self._call(state, "Reserve", pl.name, pl.reserve, state, pod, node_name)
+            if s is not None and not s.is_success():
+                s.plugin = pl.name
+                if s.is_rejected():
+                    return s
+                return Status(Code.ERROR, f'running Reserve plugin "{pl.name}": {s.message()}', plugin=pl.name)
+        return None
+
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Unreserve in reverse order."""
+        for pl in reversed(self.reserve):
+            pl.unreserve(state, pod, node_name)
+
+    def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
+        """Permit: a rejection returns at once; Wait returns the shortest timeout (capped at 15 min)."""
+        wait: float | None = None
+        for pl in self.permit:
+            s, timeout = self._call(state, "Permit", pl.name, pl.permit, state, pod, node_name)
+            if s is None or s.is_success():
+                continue
+            s.plugin = pl.name
+            if s.is_rejected():
+                return s, 0.0
+            if s.code is Code.WAIT:
+                t = min(timeout, MAX_PERMIT_TIMEOUT)
+                wait = t if wait is None else min(wait, t)
+                continue
+            return Status(Code.ERROR, f'running Permit plugin "{pl.name}": {s.message()}', plugin=pl.name), 0.0
+        if wait is not None:
+            return (Status(Code.WAIT, f"one or more plugins asked to wait and no plugin rejected pod {pod.name!r}"),
+                    wait)
+        return None, 0.0
+
+    def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """The first failing PreBind status, or None."""
+        for pl in self.pre_bind:
+            s = self._call(state, "PreBind", pl.name, pl.pre_bind, state, pod, node_name)
+            if s is not None and not s.is_success():
+                s.plugin = pl.name
+                return s if s.is_rejected() else Status(
+                    Code.ERROR, f'running PreBind plugin "{pl.name}": {s.message()}', plugin=pl.name)
+        return None
+
+    def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Bind plugins in order until one does not Skip."""
+        start = time.perf_counter()
+        status = Status(Code.SKIP)
+        for pl in self.bind:
+            s = self._call(state, "Bind", pl.name, pl.bind, state, pod, node_name)
+            if s is not None and s.code is Code.SKIP:
+                continue
+            if s is None or s.is_success():
+                status = Status(Code.SUCCESS, plugin=pl.name)
+            else:
+                status = Status(Code.ERROR, f'binding "{pod.key}" to "{node_name}": {s.message()}', plugin=pl.name)
+            break
+        self._observe_point("Bind", status, start)
+        return status
+
+    def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """PostBind; results are ignored."""
+        for pl in self.post_bind:
+            pl.post_bind(state, pod, node_name)
+
+    # --- helpers -------------------------------------------------------------------------
+
+    def has_filter_plugins(self) -> bool:
+        """Any Filter plugin configured."""
+        return bool(self.filter)
+
+    def has_score_plugins(self) -> bool:
+        """Any Score plugin configured."""
+        return bool(self.score)
+
+    def _call(self, state: CycleState, point: str, plugin: str, fn: Any, *args: Any) -> Any:
+        """Call a plugin method, recording its duration when the attempt samples plugin metrics."""
+        if not state.record_plugin_metrics:
+            try:
+                return fn(*args)
+            except PluginError as err:
+                return _error_result(point, plugin, err)
+        start = time.perf_counter()
+        try:
+            out = fn(*args)
+        except PluginError as err:
+            out = _error_result(point, plugin, err)
+        s = out[-1] if isinstance(out, tuple) else out
+        code = "Success" if s is None or not isinstance(s, Status) else s.code.label
+        metrics.PLUGIN_EXECUTION_DURATION.labels(plugin, point, code).observe(time.perf_counter() - start)
+        return out
+
+    def _observe_point(self, point: str, status: Status | None, start: float) -> None:
+        code = "Success" if status is None else status.code.label
+        metrics.FRAMEWORK_EXTENSION_POINT_DURATION.labels(point, code, self.profile_name).observe(
+            time.perf_counter() - start
+        )
+
+
+def _error_result(point: str, plugin: str, err: Exception) -> Any:
+    status = Status(Code.ERROR, f"{err}", plugin=plugin)
+    if point in ("PreFilter", "PostFilter"):
+        return None, status
+    if point == "Permit":
+        return status, 0.0
+    return status
+
+
+def _needed_plugins(spec: ProfileSpec) -> list[str]:
+    """Every plugin enabled at some extension point, in first-seen order."""
+    seen: dict[str, None] = {}
+    for enabled, _ in spec.plugins.values():
+        for ref in enabled:
+            seen.setdefault(ref.name, None)
+    return list(seen)
+
+
+def _expand(spec: ProfileSpec, plugins: Mapping[str, Plugin]) -> dict[str, list[Plugin]]:
+    """Per-point plugin lists: explicit ones, then MultiPoint expansion (``expandMultiPointPlugins``)."""
+    multi_enabled, _ = spec.plugins.get("multiPoint", ([], []))
+    out: dict[str, list[Plugin]] = {}
+    for point, iface in EXTENSION_POINTS.items():
+        enabled, disabled = spec.plugins.get(point, ([], []))
+        explicit: list[str] = []
+        for ref in enabled:
+            pl = plugins[ref.name]
+            if not isinstance(pl, iface):
+                raise FrameworkError(f'plugin "{ref.name}" does not extend {point} plugin')
+            if ref.name in explicit:
+                raise FrameworkError(f'plugin "{ref.name}" already registered as "{iface.__name__}"')
+            explicit.append(ref.name)
+        if "*" in disabled:
+            out[point] = [plugins[n] for n in explicit]
+            continue
+        multi: list[str] = []
+        overrides: set[str] = set()
+        for ref in multi_enabled:
+            pl = plugins[ref.name]
+            if not isinstance(pl, iface) or ref.name in disabled:
+                continue
+            if ref.name in explicit:
+                overrides.add(ref.name)
+                continue
+            if ref.name in multi:
+                raise FrameworkError(f'plugin "{ref.name}" already registered as "{iface.__name__}"')
+            multi.append(ref.name)
+        ordered = [n for n in explicit if n in overrides] + multi + [n for n in explicit if n not in overrides]
+        out[point] = [plugins[n] for n in ordered]
+    return out
+
+
+def _score_weights(spec: ProfileSpec, plugins: Mapping[str, Plugin]) -> dict[str, int]:
+    """``getValidScoreWeights``: the Score point's weight wins over MultiPoint's; 0 means 1."""
+    score_enabled, _ = spec.plugins.get("score", ([], []))
+    multi_enabled, _ = spec.plugins.get("multiPoint", ([], []))
+    weights: dict[str, int] = {}
+    total = 0
+    for ref in (*score_enabled, *multi_enabled):
+        if not isinstance(plugins[ref.name], ScorePlugin) or ref.name in weights:
+            continue
+        w = ref.weight or 1
+        if w * MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:
+            raise FrameworkError("score plugins: total score of Score plugins could overflow")
+        weights[ref.name] = w
+        total += w * MAX_NODE_SCORE
+    return weights

@@ -1,0 +1,45 @@
+"""Scheduler metrics with kube-scheduler's names, labels and buckets (``pkg/scheduler/metrics``)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Histogram
+
+
+def _exponential(start: float, factor: float, count: int) -> list[float]:
+    return [start * factor**i for i in range(count)]
+
+
+SCHEDULE_ATTEMPTS = Counter(
+    "scheduler_schedule_attempts",
+    "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be scheduled, "
+    "while 'error' means an internal scheduler problem.",
+    ["result", "profile"],
+)
+SCHEDULING_ATTEMPT_DURATION = Histogram(
+    "scheduler_scheduling_attempt_duration_seconds",
+    "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+    ["result", "profile"],
+    buckets=_exponential(0.001, 2, 15),
+)
+FRAMEWORK_EXTENSION_POINT_DURATION = Histogram(
+    "scheduler_framework_extension_point_duration_seconds",
+    "Latency for running all plugins of a specific extension point.",
+    ["extension_point", "status", "profile"],
+    buckets=_exponential(0.0001, 2, 12),
+)
+PLUGIN_EXECUTION_DURATION = Histogram(
+    "scheduler_plugin_execution_duration_seconds",
+    "Duration for running a plugin at a specific extension point.",
+    ["plugin", "extension_point", "status"],
+    buckets=_exponential(0.00001, 1.5, 20),
+)
+
+SCHEDULED = "scheduled"
+UNSCHEDULABLE = "unschedulable"
+ERROR = "error"
+
+
+def observe_attempt(result: str, profile: str, seconds: float) -> None:
+    """Count one scheduling attempt and its duration."""
+    SCHEDULE_ATTEMPTS.labels(result, profile).inc()
+    SCHEDULING_ATTEMPT_DURATION.labels(result, profile).observe(seconds)

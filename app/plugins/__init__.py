@@ -1,0 +1,1 @@
+"""In-tree scheduler plugins (kube-scheduler v1.36 semantics)."""

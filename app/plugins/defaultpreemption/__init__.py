@@ -1,0 +1,1 @@
+"""The DefaultPreemption plugin."""

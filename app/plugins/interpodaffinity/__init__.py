@@ -1,0 +1,1 @@
+"""The InterPodAffinity plugin."""

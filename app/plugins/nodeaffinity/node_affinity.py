@@ -1,0 +1,232 @@
+"""NodeAffinity (``plugins/nodeaffinity/node_affinity.go``).
+
+Filter enforces ``spec.nodeSelector``, required node affinity and the scheduler-enforced
+``addedAffinity``; Score sums the weights of the matching preferred terms of the pod and of
+``addedAffinity``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from app.api.errors import FieldError
+from app.api.objects import Node, Pod, PreferredSchedulingTerm, parse_node_affinity
+from app.api.selectors import NodeSelector, NodeSelectorTerm
+from app.framework.cycle_state import CycleState, StateData
+from app.framework.interfaces import (
+    FilterPlugin,
+    Handle,
+    PluginError,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScorePlugin,
+)
+from app.framework.status import Code, Status, error, skip, unresolvable
+from app.framework.types import NodeInfo
+from app.plugins.helper.normalize_score import default_normalize_score
+from app.plugins.nodeaffinity.args import NodeAffinityArgs
+
+NAME = "NodeAffinity"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+ERR_REASON_CONFLICT = "pod affinity terms conflict"
+
+WeightedTerms = tuple[tuple[int, NodeSelectorTerm], ...]
+
+
+def aggregate_message(messages: Sequence[str]) -> str:
+    """The text of a flattened ``utilerrors.Aggregate``: duplicates dropped, ``[a, b]`` when several."""
+    unique = list(dict.fromkeys(messages))
+    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
+
+
+def _is_empty(term: NodeSelectorTerm) -> bool:
+    return not term.match_expressions and not term.match_fields
+
+
+def _weighted_terms(terms: Sequence[PreferredSchedulingTerm]) -> tuple[WeightedTerms, list[str]]:
+    """``NewPreferredSchedulingTerms``: weight-0 and empty terms dropped; errors at ``[i].<field>``."""
+    out: list[tuple[int, NodeSelectorTerm]] = []
+    errors: list[str] = []
+    for i, t in enumerate(terms):
+        if t.weight == 0 or _is_empty(t.preference):
+            continue
+        if t.preference.errors:
+            errors.extend(f"[{i}].{e}" for e in t.preference.errors)
+        else:
+            out.append((t.weight, t.preference))
+    return tuple(out), errors
+
+
+def _node_selector_errors(selector: NodeSelector) -> list[str]:
+    """``NewNodeSelector``'s parse errors (empty terms are skipped before parsing)."""
+    return [
+        f"nodeSelectorTerms[{i}].{e}"
+        for i, t in enumerate(selector.terms)
+        if not _is_empty(t)
+        for e in t.errors
+    ]
+
+
+class _PreFilterState(StateData):
+    """``GetRequiredNodeAffinity``: the nodeSelector pairs and the required node selector (or None)."""
+
+    __slots__ = ("required", "selector")
+
+    def __init__(self, selector: tuple[tuple[str, str], ...], required: NodeSelector | None) -> None:
+        self.selector = selector
+        self.required = required
+
+
+def _required_node_affinity(pod: Pod) -> _PreFilterState:
+    na = pod.node_affinity
+    return _PreFilterState(tuple(pod.node_selector.items()), na.required if na is not None else None)
+
+
+class _PreScoreState(StateData):
+    """The weighted preferred terms to score: addedAffinity's first, then the pod's."""
+
+    __slots__ = ("terms",)
+
+    def __init__(self, terms: WeightedTerms) -> None:
+        self.terms = terms
+
+
+def _pre_filter_node_names(required: NodeSelector) -> tuple[set[str] | None, bool]:
+    """``PreFilter``'s node-name narrowing from ``matchFields`` ``metadata.name In`` requirements.
+
+    Returns (names, conflict): names None means no narrowing. Every term must name nodes, else
+    any node may match through that term; a term's requirements intersect, terms union.
+    """
+    node_names: set[str] | None = None
+    for term in required.terms:
+        term_names: set[str] | None = None
+        for r in term.match_fields:
+            if r.key == "metadata.name" and r.operator == "In":
+                term_names = set(r.values) if term_names is None else term_names & r.values
+        if term_names is None:
+            return None, False
+        node_names = term_names if node_names is None else node_names | term_names
+    if node_names is not None and not node_names:
+        return None, True
+    return (node_names or None), False
+
+
+class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+    """Node selector and node affinity (required and preferred), plus ``NodeAffinityArgs.addedAffinity``."""
+
+    name: ClassVar[str] = NAME
+    args_type: ClassVar[Any] = NodeAffinityArgs
+    normalizes: ClassVar[bool] = True
+
+    def __init__(self, args: NodeAffinityArgs | None, handle: Handle) -> None:
+        super().__init__(args, handle)
+        self._added_selector: NodeSelector | None = None
+        self._added_terms: WeightedTerms = ()
+        self._has_added_preferred = False
+        raw = args.added_affinity if args is not None else None
+        added = parse_node_affinity(raw, "addedAffinity") if raw else None
+        if added is None:
+            return
+        if added.required is not None:
+            errors = _node_selector_errors(added.required)
+            if errors:
+                raise FieldError(
+                    "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution", aggregate_message(errors)
+                )
+            self._added_selector = added.required
+        if added.preferred:
+            terms, errors = _weighted_terms(added.preferred)
+            if errors:
+                raise FieldError(
+                    "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution", aggregate_message(errors)
+                )
+            self._added_terms = terms
+            self._has_added_preferred = True
+
+    # --- PreFilter / Filter ----------------------------------------------------------------
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        """Skip when nothing is required; narrow to the nodes named by ``matchFields`` when every term names some."""
+        na = pod.node_affinity
+        required = na.required if na is not None else None
+        if required is None and self._added_selector is None and not pod.node_selector:
+            return None, skip()
+        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(tuple(pod.node_selector.items()), required))
+        if required is None or not required.terms:
+            return None, None
+        names, conflict = _pre_filter_node_names(required)
+        if conflict:
+            return None, unresolvable(ERR_REASON_CONFLICT)
+        return (PreFilterResult(names) if names else None), None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """UnschedulableAndUnresolvable when the node fails addedAffinity, or the pod's selector/affinity."""
+        node = node_info.node
+        if node is None:
+            return error("node not found")
+        added = self._added_selector
+        if added is not None and not added.matches(node.name, node.labels):
+            return unresolvable(ERR_REASON_ENFORCED)
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(s, _PreFilterState):
+            # PreFilter did not run (e.g. a direct Filter call): compute as upstream does.
+            s = _required_node_affinity(pod)
+        labels = node.labels
+        for key, value in s.selector:
+            if labels.get(key) != value:
+                return unresolvable(ERR_REASON_POD)
+        required = s.required
+        if required is not None and not required.matches(node.name, labels):
+            return unresolvable(ERR_REASON_POD)
+        return None
+
+    # --- PreScore / Score ------------------------------------------------------------------
+
+    def _score_terms(self, pod: Pod) -> tuple[WeightedTerms, list[str]]:
+        na = pod.node_affinity
+        pod_terms, errors = _weighted_terms(na.preferred) if na is not None else ((), [])
+        return self._added_terms + pod_terms, errors
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Skip without preferred terms (pod's or added); Error for a pod term that fails to parse."""
+        na = pod.node_affinity
+        if (na is None or not na.preferred) and not self._has_added_preferred:
+            return skip()
+        terms, errors = self._score_terms(pod)
+        if errors:
+            return Status(Code.ERROR, aggregate_message(errors))
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(terms))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """The sum of the weights of the preferred terms the node matches."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if isinstance(s, _PreScoreState):
+            terms = s.terms
+        else:
+            terms, errors = self._score_terms(pod)
+            if errors:
+                raise PluginError(aggregate_message(errors))
+        node: Node | None = node_info.node
+        if node is None:
+            raise PluginError("node not found")
+        name, labels = node.name, node.labels
+        count = 0
+        for weight, term in terms:
+            if term.matches(name, labels):
+                count += weight
+        return count
+
+    def normalize_score(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]
+    ) -> Status | None:
+        """Scale to [0, 100], the best node getting 100."""
+        return default_normalize_score(100, False, scores)

@@ -1,0 +1,1 @@
+"""NodeName plugin."""

@@ -1,0 +1,31 @@
+"""NodeName (``plugins/nodename/node_name.go``)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from app.api.objects import Pod
+from app.framework.cycle_state import CycleState
+from app.framework.interfaces import FilterPlugin
+from app.framework.status import Status, unresolvable
+from app.framework.types import NodeInfo
+
+ERR_REASON = "node(s) didn't match the requested node name"
+
+
+def fits(pod: Pod, node_info: NodeInfo) -> bool:
+    """``nodename.Fits``: the pod names no node, or names this one."""
+    return not pod.node_name or pod.node_name == node_info.name
+
+
+class NodeName(FilterPlugin):
+    """Rejects every node but the one in ``spec.nodeName``, when set."""
+
+    name: ClassVar[str] = "NodeName"
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """UnschedulableAndUnresolvable when the pod asks for another node."""
+        wanted = pod.node_name
+        if not wanted or wanted == node_info.name:
+            return None
+        return unresolvable(ERR_REASON)

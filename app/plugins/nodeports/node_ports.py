@@ -1,0 +1,81 @@
+"""NodePorts (``plugins/nodeports/node_ports.go``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from app.api.objects import Pod
+from app.framework.cycle_state import CycleState, StateData
+from app.framework.interfaces import FilterPlugin, PreFilterPlugin, PreFilterResult
+from app.framework.status import Status, error, skip, unschedulable
+from app.framework.types import HostPortInfo, NodeInfo
+
+NAME = "NodePorts"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
+
+HostPort = tuple[str, str, int]  # (hostIP, protocol, hostPort)
+
+
+def get_host_ports(pod: Pod) -> list[HostPort]:
+    """``util.GetHostPorts``: host ports of sidecar init containers, then of regular containers.
+
+    Only restartable (sidecar) init containers count: the others have exited before the pod's
+    containers bind their ports.
+    """
+    ports: list[HostPort] = []
+    for c in pod.init_containers:
+        if c.restartable:
+            ports.extend((p.host_ip, p.protocol, p.host_port) for p in c.host_ports)
+    for c in pod.containers:
+        ports.extend((p.host_ip, p.protocol, p.host_port) for p in c.host_ports)
+    return ports
+
+
+def fits_ports(want: Sequence[HostPort], used: HostPortInfo) -> bool:
+    """``fitsPorts``: no wanted port conflicts with a used one."""
+    return not any(used.conflicts(ip, protocol, port) for ip, protocol, port in want)
+
+
+def fits(pod: Pod, node_info: NodeInfo) -> bool:
+    """``nodeports.Fits``: whether the pod's host ports are free on the node."""
+    return fits_ports(get_host_ports(pod), node_info.used_ports)
+
+
+class _PreFilterState(StateData):
+    """The pod's wanted host ports (immutable, so clone returns self)."""
+
+    __slots__ = ("ports",)
+
+    def __init__(self, ports: tuple[HostPort, ...]) -> None:
+        self.ports = ports
+
+
+class NodePorts(PreFilterPlugin, FilterPlugin):
+    """Rejects nodes where a host port the pod asks for is already in use."""
+
+    name: ClassVar[str] = NAME
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        """Skip for pods without host ports; otherwise store them for Filter."""
+        ports = get_host_ports(pod)
+        if not ports:
+            return None, skip()
+        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(tuple(ports)))
+        return None, None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Unschedulable (resolvable by preemption) when a wanted port is taken."""
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(s, _PreFilterState):
+            return error(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        used = node_info.used_ports
+        if not used.ports:
+            return None
+        for ip, protocol, port in s.ports:
+            if used.conflicts(ip, protocol, port):
+                return unschedulable(ERR_REASON)
+        return None

@@ -1,0 +1,1 @@
+"""The NodeResourcesFit and NodeResourcesBalancedAllocation plugins."""

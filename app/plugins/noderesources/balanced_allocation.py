@@ -1,0 +1,171 @@
+"""NodeResourcesBalancedAllocation: favour nodes whose resource utilizations stay close (``balanced_allocation.go``).
+
+v1.36 scores the *change* in balance the pod causes (PR #135573):
+``score = 50 + (50 + balance(with pod) - balance(without pod)) / 2``, where
+``balance = int64((1 - std(fractions)) * 100)``. Not ported: DRA-backed extended resources.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from app.api.objects import Pod
+from app.config.fields import raise_errors
+from app.framework.cycle_state import CycleState, StateData
+from app.framework.interfaces import MAX_NODE_SCORE, Handle, PluginError, PreScorePlugin, ScorePlugin
+from app.framework.status import Status, skip
+from app.framework.types import NodeInfo
+from app.plugins.noderesources.args import NodeResourcesBalancedAllocationArgs
+from app.plugins.noderesources.resource_allocation import (
+    KIND_CPU,
+    KIND_EPHEMERAL,
+    KIND_MEMORY,
+    KIND_SCALAR,
+    ResourceAllocationScorer,
+    go_div,
+    is_best_effort,
+)
+
+NAME = "NodeResourcesBalancedAllocation"
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+_HALF = MAX_NODE_SCORE // 2
+
+
+class BalancedAllocationPreScoreState(StateData):
+    """The pod's request of each configured resource, in ``args.resources`` order."""
+
+    __slots__ = ("pod_requests",)
+
+    def __init__(self, pod_requests: tuple[int, ...]) -> None:
+        self.pod_requests = pod_requests
+
+
+def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+    """``balancedResourceScore``: ``int64((1 - std) * 100)`` over the capped fractions requested/allocatable.
+
+    Resources with allocatable 0 are left out. The float operations follow the Go code's order so
+    results match bit for bit.
+    """
+    fractions: list[float] = []
+    total = 0.0
+    for req, alloc in zip(requested, allocatable, strict=True):
+        if alloc == 0:
+            continue
+        fraction = float(req) / float(alloc)
+        if fraction > 1:
+            fraction = 1.0
+        total += fraction
+        fractions.append(fraction)
+    return _balance(fractions, total)
+
+
+def _balance(fractions: list[float], total: float) -> int:
+    """``int64((1 - std) * 100)`` for the given fractions and their sum."""
+    std = 0.0
+    n = len(fractions)
+    if n == 2:
+        # The common cpu+memory case: the std of two values is half their distance.
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif n > 2:
+        mean = total / float(n)
+        acc = 0.0
+        for f in fractions:
+            acc = acc + (f - mean) * (f - mean)
+        std = math.sqrt(acc / float(n))
+    # int() truncates toward zero like Go's int64 conversion.
+    return int((1 - std) * float(MAX_NODE_SCORE))
+
+
+def balanced_resource_scorer(
+    requested: Sequence[int], allocated: Sequence[int], allocatable: Sequence[int]
+) -> int:
+    """``balancedResourceScorer``: 50..100 by how much the pod improves (100) or worsens (50) the balance."""
+    with_pod = balanced_resource_score(requested, allocatable)
+    without_pod = balanced_resource_score(allocated, allocatable)
+    return _HALF + go_div(_HALF + with_pod - without_pod, 2)
+
+
+class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
+    """Scores nodes by how balanced their resource utilization is with the pod added."""
+
+    name = NAME
+    args_type = NodeResourcesBalancedAllocationArgs
+
+    def __init__(self, args: Any, handle: Handle) -> None:
+        args = args if args is not None else NodeResourcesBalancedAllocationArgs()
+        # NewBalancedAllocation validates its args (they may be built in code, not decoded).
+        raise_errors(args.validate())
+        super().__init__(args, handle)
+        # useRequested: the pod's and the node's plain requests, no non-zero defaults.
+        self.scorer = ResourceAllocationScorer(args.resources, True)
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Skip best-effort pods (issue #129138: they would all pile onto one node); else store requests."""
+        requests = self.scorer.pod_request_list(pod)
+        if is_best_effort(requests):
+            return skip()
+        state.write(PRE_SCORE_STATE_KEY, BalancedAllocationPreScoreState(requests))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """The balance score of ``node_info`` for ``pod``."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if isinstance(s, BalancedAllocationPreScoreState):
+            requests = s.pod_requests
+        else:
+            # PreScore did not run: compute here, and a best-effort pod scores 0 as in kube.
+            requests = self.scorer.pod_request_list(pod)
+            if is_best_effort(requests):
+                return 0
+        if not self.scorer.specs:
+            raise PluginError("resources not found")
+        return self._score(node_info, requests)
+
+    def _score(self, node_info: NodeInfo, pod_request: Sequence[int]) -> int:
+        """:func:`balanced_resource_scorer` over ``ResourceAllocationScorer.gather``, fused.
+
+        Builds only the two fraction lists instead of three amount lists plus two fraction lists;
+        the arithmetic (and so every float rounding) is that of :func:`balanced_resource_score`.
+        """
+        alloc = node_info.allocatable
+        used = node_info.requested
+        with_pod: list[float] = []
+        without_pod: list[float] = []
+        total_with = 0.0
+        total_without = 0.0
+        i = -1
+        for name, _weight, kind in self.scorer.specs:
+            i += 1
+            pod_req = pod_request[i]
+            if kind == KIND_CPU:
+                a, u = alloc.milli_cpu, used.milli_cpu
+            elif kind == KIND_MEMORY:
+                a, u = alloc.memory, used.memory
+            elif kind == KIND_EPHEMERAL:
+                a, u = alloc.ephemeral_storage, used.ephemeral_storage
+            elif kind == KIND_SCALAR:
+                if pod_req == 0:
+                    continue
+                a = alloc.scalar.get(name, 0)
+                u = used.scalar.get(name, 0)
+            else:
+                continue
+            if a == 0:
+                continue
+            fa = float(a)
+            f = float(u + pod_req) / fa
+            if f > 1:
+                f = 1.0
+            total_with += f
+            with_pod.append(f)
+            f = float(u) / fa
+            if f > 1:
+                f = 1.0
+            total_without += f
+            without_pod.append(f)
+        score_with = _balance(with_pod, total_with)
+        score_without = _balance(without_pod, total_without)
+        return _HALF + go_div(_HALF + score_with - score_without, 2)

@@ -1,0 +1,242 @@
+"""NodeResourcesFit: does the node have room for the pod's requests, and how full would it be (``fit.go``).
+
+Not ported: DRA-backed extended resources (berth has no DRA), the SidecarContainers /
+PodLevelResources feature switches (both always on in v1.36), pod signing and placement scoring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.api.objects import Node, Pod
+from app.api.resources import is_extended_resource, pod_requests
+from app.config.fields import raise_errors
+from app.framework.cycle_state import CycleState, StateData
+from app.framework.interfaces import (
+    FilterPlugin,
+    Handle,
+    PluginError,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScorePlugin,
+)
+from app.framework.status import Code, Status
+from app.framework.types import NodeInfo, Resource
+from app.plugins.noderesources.args import NodeResourcesFitArgs
+from app.plugins.noderesources.resource_allocation import ResourceAllocationScorer
+
+NAME = "NodeResourcesFit"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+REASON_TOO_MANY_PODS = "Too many pods"
+REASON_INSUFFICIENT_CPU = "Insufficient cpu"
+REASON_INSUFFICIENT_MEMORY = "Insufficient memory"
+REASON_INSUFFICIENT_EPHEMERAL_STORAGE = "Insufficient ephemeral-storage"
+
+
+@dataclass(slots=True)
+class InsufficientResource:
+    """A resource the node lacks for the pod (``InsufficientResource``).
+
+    ``unresolvable`` means the request exceeds the node's allocatable, so no preemption can help.
+    """
+
+    resource_name: str
+    reason: str
+    requested: int
+    used: int
+    capacity: int
+    unresolvable: bool = False
+
+
+class PreFilterState(StateData):
+    """The pod's request as Filter compares it, computed once per attempt.
+
+    ``scalars`` already omits zero requests and ignored extended resources and is sorted by name
+    (kube iterates a Go map, so its order of several "Insufficient <scalar>" reasons is random;
+    berth's is stable). ``empty`` means nothing but the pod slot has to be checked.
+    """
+
+    __slots__ = ("empty", "ephemeral_storage", "memory", "milli_cpu", "scalars")
+
+    def __init__(
+        self, milli_cpu: int, memory: int, ephemeral_storage: int, scalars: tuple[tuple[str, int], ...]
+    ) -> None:
+        self.milli_cpu = milli_cpu
+        self.memory = memory
+        self.ephemeral_storage = ephemeral_storage
+        self.scalars = scalars
+        self.empty = not (milli_cpu or memory or ephemeral_storage or scalars)
+
+
+class PreScoreState(StateData):
+    """The pod's request of each scoring resource, in ``scoringStrategy.resources`` order."""
+
+    __slots__ = ("pod_requests",)
+
+    def __init__(self, pod_requests: tuple[int, ...]) -> None:
+        self.pod_requests = pod_requests
+
+
+def compute_pod_resource_request(
+    pod: Pod, ignored_resources: frozenset[str] = frozenset(), ignored_groups: frozenset[str] = frozenset()
+) -> PreFilterState:
+    """``computePodResourceRequest`` (no non-zero defaults), reduced to what Filter checks."""
+    r = Resource.from_list(pod_requests(pod))
+    scalars = []
+    for name, q in sorted(r.scalar.items()):
+        if q == 0:
+            continue
+        if is_extended_resource(name) and (
+            name in ignored_resources or (ignored_groups and name.split("/", 1)[0] in ignored_groups)
+        ):
+            continue
+        scalars.append((name, q))
+    return PreFilterState(r.milli_cpu, r.memory, r.ephemeral_storage, tuple(scalars))
+
+
+def fits_request(request: PreFilterState, node_info: NodeInfo) -> list[InsufficientResource]:
+    """``fitsRequest``: every resource the node lacks, in kube's order (pods, cpu, memory, storage, scalars).
+
+    Ignored extended resources were already dropped from ``request`` when it was computed.
+    """
+    out: list[InsufficientResource] = []
+    alloc = node_info.allocatable
+    used = node_info.requested
+    num_pods = len(node_info.pods)
+    if num_pods + 1 > alloc.allowed_pod_number:
+        # Never Unresolvable: preempting a pod frees a slot.
+        out.append(InsufficientResource("pods", REASON_TOO_MANY_PODS, 1, num_pods, alloc.allowed_pod_number))
+    if request.empty:
+        return out
+    c = request.milli_cpu
+    if c > 0 and c > alloc.milli_cpu - used.milli_cpu:
+        out.append(
+            InsufficientResource(
+                "cpu", REASON_INSUFFICIENT_CPU, c, used.milli_cpu, alloc.milli_cpu, c > alloc.milli_cpu
+            )
+        )
+    m = request.memory
+    if m > 0 and m > alloc.memory - used.memory:
+        out.append(
+            InsufficientResource(
+                "memory", REASON_INSUFFICIENT_MEMORY, m, used.memory, alloc.memory, m > alloc.memory
+            )
+        )
+    e = request.ephemeral_storage
+    if e > 0 and e > alloc.ephemeral_storage - used.ephemeral_storage:
+        out.append(
+            InsufficientResource(
+                "ephemeral-storage",
+                REASON_INSUFFICIENT_EPHEMERAL_STORAGE,
+                e,
+                used.ephemeral_storage,
+                alloc.ephemeral_storage,
+                e > alloc.ephemeral_storage,
+            )
+        )
+    alloc_scalar = alloc.scalar
+    used_scalar = used.scalar
+    for name, q in request.scalars:
+        capacity = alloc_scalar.get(name, 0)
+        in_use = used_scalar.get(name, 0)
+        if q > capacity - in_use:
+            out.append(InsufficientResource(name, f"Insufficient {name}", q, in_use, capacity, q > capacity))
+    return out
+
+
+def fits(pod: Pod, node_info: NodeInfo) -> list[InsufficientResource]:
+    """``Fits``: what ``node_info`` lacks for ``pod``, with no resources ignored."""
+    return fits_request(compute_pod_resource_request(pod), node_info)
+
+
+def is_fit(pod: Pod, node: Node | None) -> bool:
+    """``isFit``: the pod fits ``node`` with nothing on it (False for no node); for queueing hints."""
+    if node is None:
+        return False
+    return not fits(pod, NodeInfo(node))
+
+
+def _status_from(insufficient: list[InsufficientResource]) -> Status:
+    code = Code.UNSCHEDULABLE
+    for r in insufficient:
+        if r.unresolvable:
+            code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+            break
+    return Status(code, *(r.reason for r in insufficient))
+
+
+class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+    """Filters nodes without room for the pod's requests; scores by the configured strategy."""
+
+    name = NAME
+    args_type = NodeResourcesFitArgs
+
+    def __init__(self, args: Any, handle: Handle) -> None:
+        args = args if args is not None else NodeResourcesFitArgs()
+        # NewFit validates its args (decode already did, but args may be built in code).
+        raise_errors(args.validate())
+        super().__init__(args, handle)
+        self.ignored_resources = frozenset(args.ignored_resources)
+        self.ignored_resource_groups = frozenset(args.ignored_resource_groups)
+        strategy = args.scoring_strategy
+        shape = strategy.requested_to_capacity_ratio.shape if strategy.requested_to_capacity_ratio else None
+        self.scorer = ResourceAllocationScorer(strategy.resources, False, strategy.type, shape)
+
+    # --- PreFilter / Filter --------------------------------------------------------------
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        """Compute the pod's request once for every Filter call of this attempt."""
+        state.write(
+            PRE_FILTER_STATE_KEY,
+            compute_pod_resource_request(pod, self.ignored_resources, self.ignored_resource_groups),
+        )
+        return None, None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """None when the node has room; else the reasons, Unresolvable if a request exceeds allocatable."""
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(s, PreFilterState):
+            return Status(Code.ERROR, f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        # Fast path with no allocation: the same tests as fits_request, stopping at the first miss.
+        alloc = node_info.allocatable
+        if len(node_info.pods) < alloc.allowed_pod_number:
+            if s.empty:
+                return None
+            used = node_info.requested
+            c, m, e = s.milli_cpu, s.memory, s.ephemeral_storage
+            if (
+                (c <= 0 or c <= alloc.milli_cpu - used.milli_cpu)
+                and (m <= 0 or m <= alloc.memory - used.memory)
+                and (e <= 0 or e <= alloc.ephemeral_storage - used.ephemeral_storage)
+            ):
+                alloc_scalar = alloc.scalar
+                used_scalar = used.scalar
+                for name, q in s.scalars:
+                    if q > alloc_scalar.get(name, 0) - used_scalar.get(name, 0):
+                        break
+                else:
+                    return None
+        return _status_from(fits_request(s, node_info))
+
+    # --- PreScore / Score ----------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Compute the pod's (non-zero) request of each scoring resource."""
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(self.scorer.pod_request_list(pod)))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """The scoring strategy's score for ``node_info`` (no normalization)."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        # As kube: without PreScore state, compute the request here.
+        requests = s.pod_requests if isinstance(s, PreScoreState) else self.scorer.pod_request_list(pod)
+        if not self.scorer.specs:
+            raise PluginError("resources not found")
+        return self.scorer.score(node_info, requests)

@@ -1,0 +1,1 @@
+"""NodeUnschedulable plugin."""

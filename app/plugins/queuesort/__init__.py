@@ -1,0 +1,1 @@
+"""PrioritySort queue-sort plugin."""

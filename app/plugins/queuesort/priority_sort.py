@@ -1,0 +1,20 @@
+"""PrioritySort: the default queue order (``plugins/queuesort/priority_sort.go``)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from app.framework.interfaces import QueuedPodInfo, QueueSortPlugin
+from app.plugins.helper.priority import pod_priority
+
+
+class PrioritySort(QueueSortPlugin):
+    """Higher priority first; among equal priorities, the pod queued earlier first."""
+
+    name: ClassVar[str] = "PrioritySort"
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        """True when ``a`` should be popped before ``b``."""
+        p1 = pod_priority(a.pod_info.pod)
+        p2 = pod_priority(b.pod_info.pod)
+        return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)

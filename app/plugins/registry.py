@@ -1,0 +1,35 @@
+"""The in-tree plugins (``framework/plugins/registry.go``)."""
+
+from __future__ import annotations
+
+from app.framework.registry import Registry
+from app.plugins.defaultbinder.default_binder import DefaultBinder
+from app.plugins.imagelocality.image_locality import ImageLocality
+from app.plugins.nodeaffinity.node_affinity import NodeAffinity
+from app.plugins.nodename.node_name import NodeName
+from app.plugins.nodeports.node_ports import NodePorts
+from app.plugins.noderesources.balanced_allocation import BalancedAllocation
+from app.plugins.noderesources.fit import Fit
+from app.plugins.nodeunschedulable.node_unschedulable import NodeUnschedulable
+from app.plugins.queuesort.priority_sort import PrioritySort
+from app.plugins.schedulinggates.scheduling_gates import SchedulingGates
+from app.plugins.tainttoleration.taint_toleration import TaintToleration
+
+IN_TREE_PLUGINS = (
+    SchedulingGates,
+    PrioritySort,
+    NodeUnschedulable,
+    NodeName,
+    TaintToleration,
+    NodeAffinity,
+    NodePorts,
+    Fit,
+    BalancedAllocation,
+    ImageLocality,
+    DefaultBinder,
+)
+
+
+def in_tree_registry() -> Registry:
+    """A new registry holding every in-tree plugin."""
+    return Registry(IN_TREE_PLUGINS)

@@ -1,0 +1,1 @@
+"""SchedulingGates plugin."""

@@ -1,0 +1,1 @@
+"""TaintToleration plugin."""

@@ -1,0 +1,88 @@
+"""TaintToleration (``plugins/tainttoleration/taint_toleration.go``).
+
+The TaintTolerationComparisonOperators gate (Gt/Lt tolerations) is alpha and off in v1.36, so
+tolerations compare by Equal/Exists only (:meth:`Toleration.tolerates`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from app.api.objects import Pod, Toleration
+from app.framework.cycle_state import CycleState, StateData
+from app.framework.interfaces import FilterPlugin, PluginError, PreScorePlugin, ScorePlugin
+from app.framework.status import Status, error, unresolvable
+from app.framework.types import NodeInfo
+from app.plugins.helper.normalize_score import default_normalize_score
+
+NAME = "TaintToleration"
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
+
+#: Effects the Filter enforces (``helper.DoNotScheduleTaintsFilterFunc``).
+_DO_NOT_SCHEDULE = frozenset(("NoSchedule", "NoExecute"))
+
+
+class _PreScoreState(StateData):
+    """The pod's tolerations that can tolerate a PreferNoSchedule taint (effect empty or PreferNoSchedule)."""
+
+    __slots__ = ("tolerations",)
+
+    def __init__(self, tolerations: tuple[Toleration, ...]) -> None:
+        self.tolerations = tolerations
+
+
+class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
+    """Filters out nodes with untolerated NoSchedule/NoExecute taints; prefers fewer PreferNoSchedule ones."""
+
+    name: ClassVar[str] = NAME
+    normalizes: ClassVar[bool] = True
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """UnschedulableAndUnresolvable at the first NoSchedule/NoExecute taint no toleration tolerates."""
+        node = node_info.node
+        if node is None:
+            return error("node not found")
+        tolerations = pod.tolerations
+        for taint in node.taints:
+            if taint.effect not in _DO_NOT_SCHEDULE:
+                continue
+            for toleration in tolerations:
+                if toleration.tolerates(taint):
+                    break
+            else:
+                return unresolvable(ERR_REASON_UNTOLERATED)
+        return None
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Keep only the tolerations that matter for PreferNoSchedule taints. Never skips, as upstream."""
+        tolerations = tuple(t for t in pod.tolerations if not t.effect or t.effect == "PreferNoSchedule")
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(tolerations))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """The number of PreferNoSchedule taints on the node the pod does not tolerate."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, _PreScoreState):
+            raise PluginError(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+        node = node_info.node
+        if node is None:
+            raise PluginError("node not found")
+        tolerations = s.tolerations
+        count = 0
+        for taint in node.taints:
+            if taint.effect != "PreferNoSchedule":
+                continue
+            for toleration in tolerations:
+                if toleration.tolerates(taint):
+                    break
+            else:
+                count += 1
+        return count
+
+    def normalize_score(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]
+    ) -> Status | None:
+        """Reverse-normalize: the node with the most intolerable taints gets 0, none gets 100."""
+        return default_normalize_score(100, True, scores)

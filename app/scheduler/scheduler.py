@@ -1,0 +1,231 @@
+"""The engine: profiles over one cache, and a synchronous scheduling cycle + binding
+(``schedule_one.go``'s schedulingCycle and bindingCycle) used by simulate and the extender."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from app import metrics
+from app.api.objects import Pod
+from app.backend.cache.cache import Cache
+from app.config.types import SchedulerConfiguration
+from app.framework.cycle_state import CycleState
+from app.framework.interfaces import Binder, NodeInfoLister, ObjectLister
+from app.framework.registry import Registry
+from app.framework.runtime import Framework, NodeScore
+from app.framework.status import Code, Status
+from app.framework.types import NodeInfo
+from app.scheduler.algorithm import Algorithm, NoNodesAvailable, ScheduleResult, SchedulingError
+from app.scheduler.fit_error import Diagnosis, FitError
+from app.scheduler.profile import build_profiles
+
+PLUGIN_METRICS_SAMPLE_PERCENT = 10
+
+
+class ClusterObjects:
+    """Raw cluster objects other than pods and nodes, by kind (Service, ReplicaSet, ...)."""
+
+    def __init__(self, objects: Mapping[str, list[Mapping[str, Any]]] | None = None) -> None:
+        self._by_kind: dict[str, list[Mapping[str, Any]]] = {k: list(v) for k, v in (objects or {}).items()}
+
+    def add(self, obj: Mapping[str, Any]) -> None:
+        """Add a raw object under its ``kind``."""
+        self._by_kind.setdefault(str(obj.get("kind", "")), []).append(obj)
+
+    def list(self, kind: str, namespace: str) -> list[Mapping[str, Any]]:
+        """Objects of ``kind`` in ``namespace``."""
+        return [
+            o for o in self._by_kind.get(kind, []) if (o.get("metadata") or {}).get("namespace", "default") == namespace
+        ]
+
+
+class CacheBinder:
+    """Binding without an API server: the assumed pod becomes a bound pod in the cache."""
+
+    def __init__(self, cache: Cache) -> None:
+        self.cache = cache
+
+    def bind(self, pod: Pod, node_name: str) -> Status | None:
+        """Confirm ``pod`` on ``node_name``."""
+        bound = pod if pod.node_name == node_name else dataclasses.replace(pod, node_name=node_name)
+        self.cache.add_pod(bound)
+        return None
+
+
+class _Handle:
+    """The framework.Handle given to plugins."""
+
+    def __init__(self, engine: Engine, objects: ObjectLister, binder: Binder, parallelism: int) -> None:
+        self._engine = engine
+        self.objects = objects
+        self.binder = binder
+        self.parallelism = parallelism
+
+    @property
+    def snapshot(self) -> NodeInfoLister:
+        return self._engine.algorithm.snapshot
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One scheduling attempt of a pod, with what explains it."""
+
+    pod: Pod
+    status: str  # "Scheduled" | "Unschedulable" | "Error"
+    node: str | None = None
+    message: str = ""
+    result: ScheduleResult | None = None
+    diagnosis: Diagnosis = field(default_factory=Diagnosis)
+    num_all_nodes: int = 0
+
+
+@dataclass(slots=True)
+class FilterOutcome:
+    """Nodes that passed and the statuses of those that failed, for a given node list."""
+
+    feasible: list[NodeInfo]
+    failed: dict[str, Status]
+
+
+class Engine:
+    """kube-scheduler's core over one cache: profiles by schedulerName and the scheduling cycle."""
+
+    def __init__(
+        self,
+        cfg: SchedulerConfiguration,
+        registry: Registry,
+        cache: Cache | None = None,
+        objects: ObjectLister | None = None,
+        binder: Binder | None = None,
+        seed: int | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.cache = cache if cache is not None else Cache()
+        self.rng = random.Random(seed)
+        self.algorithm = Algorithm(self.cache, cfg.percentage_of_nodes_to_score, self.rng)
+        self.objects = objects if objects is not None else ClusterObjects()
+        self.binder = binder if binder is not None else CacheBinder(self.cache)
+        self.handle = _Handle(self, self.objects, self.binder, cfg.parallelism)
+        self.profiles: dict[str, Framework] = build_profiles(cfg, registry, self.handle)
+
+    def framework_for(self, pod: Pod) -> Framework | None:
+        """The profile named by ``spec.schedulerName``."""
+        return self.profiles.get(pod.scheduler_name)
+
+    def new_cycle_state(self) -> CycleState:
+        """A fresh CycleState; about one in ten samples plugin durations, as kube-scheduler."""
+        state = CycleState()
+        state.record_plugin_metrics = self.rng.randrange(100) < PLUGIN_METRICS_SAMPLE_PERCENT
+        return state
+
+    # --- the full cycle (simulate) -----------------------------------------------------------
+
+    def schedule_one(self, pod: Pod, fwk: Framework | None = None) -> Attempt:
+        """schedulingCycle then a synchronous bindingCycle for a pending pod."""
+        fwk = fwk or self.framework_for(pod)
+        if fwk is None:
+            return Attempt(pod, "Error", message=f'no profile for scheduler name "{pod.scheduler_name}"')
+        start = time.perf_counter()
+        state = self.new_cycle_state()
+        attempt = self._scheduling_cycle(fwk, state, pod)
+        if attempt.status == "Scheduled" and attempt.node is not None:
+            attempt = self._binding_cycle(fwk, state, pod, attempt)
+        result = {"Scheduled": metrics.SCHEDULED, "Unschedulable": metrics.UNSCHEDULABLE}.get(attempt.status, metrics.ERROR)
+        metrics.observe_attempt(result, fwk.profile_name, time.perf_counter() - start)
+        return attempt
+
+    def _scheduling_cycle(self, fwk: Framework, state: CycleState, pod: Pod) -> Attempt:
+        try:
+            result = self.algorithm.schedule_pod(fwk, state, pod)
+        except NoNodesAvailable as err:
+            return Attempt(pod, "Unschedulable", message=str(err))
+        except SchedulingError as err:
+            return Attempt(pod, "Error", message=str(err))
+        except FitError as err:
+            if fwk.post_filter:
+                _, status = fwk.run_post_filter_plugins(state, pod, err.diagnosis.node_to_status.statuses)
+                err.diagnosis.post_filter_msg = status.message()
+            return Attempt(pod, "Unschedulable", message=str(err), diagnosis=err.diagnosis,
+                           num_all_nodes=err.num_all_nodes)
+        host = result.suggested_host
+        assumed = dataclasses.replace(pod, node_name=host)
+        self.cache.assume_pod(assumed)
+        status = fwk.run_reserve_plugins_reserve(state, assumed, host)
+        if status is None:
+            status, _timeout = fwk.run_permit_plugins(state, assumed, host)
+            if status is not None and status.code is Code.WAIT:
+                # Simulate and the extender have no waiting-pods map: a Wait ends the attempt.
+                status = Status(Code.UNSCHEDULABLE, *status.reasons, plugin=status.plugin)
+        if status is not None:
+            fwk.run_reserve_plugins_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed)
+            if status.is_rejected():
+                diagnosis = result.diagnosis
+                diagnosis.node_to_status.statuses[host] = status
+                diagnosis.add_plugin_status(status)
+                fit = FitError(pod.key, 1, diagnosis)
+                return Attempt(pod, "Unschedulable", message=str(fit), result=result, diagnosis=diagnosis,
+                               num_all_nodes=1)
+            return Attempt(pod, "Error", message=status.message(), result=result)
+        return Attempt(pod, "Scheduled", node=host, result=result, diagnosis=result.diagnosis)
+
+    def _binding_cycle(self, fwk: Framework, state: CycleState, pod: Pod, attempt: Attempt) -> Attempt:
+        host = attempt.node or ""
+        assumed = dataclasses.replace(pod, node_name=host)
+        status = fwk.run_pre_bind_plugins(state, assumed, host)
+        if status is None:
+            bound = fwk.run_bind_plugins(state, assumed, host)
+            status = None if bound.is_success() else bound
+        if status is not None:
+            fwk.run_reserve_plugins_unreserve(state, assumed, host)
+            if self.cache.is_assumed(assumed):
+                self.cache.forget_pod(assumed)
+            return Attempt(pod, "Error", message=status.message(), result=attempt.result)
+        self.cache.finish_binding(assumed)
+        fwk.run_post_bind_plugins(state, assumed, host)
+        return attempt
+
+    # --- the extender's verbs --------------------------------------------------------------
+
+    def filter_nodes(self, fwk: Framework, pod: Pod, nodes: Sequence[NodeInfo]) -> tuple[FilterOutcome, CycleState]:
+        """PreFilter + Filter on exactly ``nodes`` (no sampling): what /filter answers."""
+        state = self.new_cycle_state()
+        self.cache.update_snapshot(self.algorithm.snapshot)
+        failed: dict[str, Status] = {}
+        pre_result, status, with_nodes = fwk.run_pre_filter_plugins(state, pod, nodes)
+        if status is not None and not status.is_success():
+            if not status.is_rejected():
+                raise SchedulingError(status)
+            return FilterOutcome([], {n.name: status for n in nodes}), state
+        allowed = None if pre_result is None else pre_result.node_names
+        narrowed = Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]"
+        )
+        feasible: list[NodeInfo] = []
+        filters = fwk.active_filters(state)
+        for info in nodes:
+            if allowed is not None and info.name not in allowed:
+                failed[info.name] = narrowed
+                continue
+            s = fwk.run_filter_plugins(state, pod, info, filters)
+            if s is None:
+                feasible.append(info)
+            elif s.code is Code.ERROR:
+                raise SchedulingError(s)
+            else:
+                failed[info.name] = s
+        return FilterOutcome(feasible, failed), state
+
+    def score_nodes(self, fwk: Framework, pod: Pod, nodes: Sequence[NodeInfo]) -> list[NodeScore]:
+        """PreFilter (for plugins that need its state), PreScore, Score: what /prioritize answers."""
+        state = self.new_cycle_state()
+        self.cache.update_snapshot(self.algorithm.snapshot)
+        _, status, _ = fwk.run_pre_filter_plugins(state, pod, nodes)
+        if status is not None and not status.is_success() and not status.is_rejected():
+            raise SchedulingError(status)
+        return self.algorithm.prioritize_nodes(fwk, state, pod, nodes)
