@@ -28,8 +28,8 @@ __all__ = [
     "not_supported",
     "parse_duration",
     "raise_errors",
-    "validate_label_name",
     "required",
+    "validate_label_name",
 ]
 
 

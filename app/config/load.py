@@ -185,15 +185,10 @@ def _decode_plugins(obj: Obj) -> Plugins:
     return Plugins(**sets)
 
 
-def _mark(obj: Obj, key: str) -> None:
-    """Mark an absent/null field as known (a Go pointer left nil)."""
-    obj.get(key)
-
-
 def _decode_profile(obj: Obj) -> _RawProfile:
     plugins_obj = obj.nested("plugins")
     prof = _RawProfile(
-        scheduler_name=obj.string("schedulerName") if obj.has("schedulerName") else _mark(obj, "schedulerName"),
+        scheduler_name=obj.optional_string("schedulerName"),
         percentage=obj.optional_integer("percentageOfNodesToScore"),
         plugins=None if plugins_obj is None else _decode_plugins(plugins_obj),
     )

@@ -117,6 +117,11 @@ class Obj:
         value = self.get(key)
         return default if value is None else to_str(value, self.at(key))
 
+    def optional_string(self, key: str) -> str | None:
+        """A ``*string`` field: ``None`` when unset."""
+        self._seen.add(key)
+        return self.string(key) if self.has(key) else None
+
     def boolean(self, key: str, default: bool = False) -> bool:
         """A boolean field."""
         value = self.get(key)
@@ -194,7 +199,6 @@ class Obj:
         for key in self.raw:
             if key not in self._seen:
                 raise FieldError(self.at(key), f'unknown field "{key}"')
-
 
 
 def check_type_meta(obj: Obj, kind: str) -> None:

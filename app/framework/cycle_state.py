@@ -8,6 +8,8 @@ from typing import Any
 class StateData:
     """Data a plugin stores in the cycle state. Subclasses override :meth:`clone` when mutable."""
 
+    __slots__ = ()
+
     def clone(self) -> StateData:
         """Copy for a nominated-pods or preemption dry run; immutable data returns itself."""
         return self

@@ -8,8 +8,8 @@ from app.plugins.imagelocality.image_locality import ImageLocality
 from app.plugins.nodeaffinity.node_affinity import NodeAffinity
 from app.plugins.nodename.node_name import NodeName
 from app.plugins.nodeports.node_ports import NodePorts
-from app.plugins.noderesources.balanced_allocation import BalancedAllocation
-from app.plugins.noderesources.fit import Fit
+from app.plugins.noderesources.balanced_allocation import NodeResourcesBalancedAllocation
+from app.plugins.noderesources.fit import NodeResourcesFit
 from app.plugins.nodeunschedulable.node_unschedulable import NodeUnschedulable
 from app.plugins.queuesort.priority_sort import PrioritySort
 from app.plugins.schedulinggates.scheduling_gates import SchedulingGates
@@ -23,8 +23,8 @@ IN_TREE_PLUGINS = (
     TaintToleration,
     NodeAffinity,
     NodePorts,
-    Fit,
-    BalancedAllocation,
+    NodeResourcesFit,
+    NodeResourcesBalancedAllocation,
     ImageLocality,
     DefaultBinder,
 )

@@ -14,7 +14,7 @@ from typing import Any
 from fakes import FakeHandle
 
 from app.api.objects import Node, Pod, parse_node, parse_pod
-from app.framework.types import ImageStateSummary, NodeInfo, PodInfo
+from app.framework.types import NodeInfo, PodInfo
 
 Req = Mapping[str, str]
 
@@ -40,7 +40,7 @@ def st_pod(
     pod_requests: Req | None = None,
     uid: str | None = None,
 ) -> Pod:
-    """``st.MakePod().Container(..)×empty_containers.Req(r)....SidecarReq(s)...Obj()``.
+    """``st.MakePod().Container(..) (empty_containers times).Req(r)....SidecarReq(s)...Obj()``.
 
     Empty request maps add no container, as ``PodWrapper.Req`` does.
     """
@@ -51,7 +51,9 @@ def st_pod(
     init_containers = [_container(f"init-con{i}", r, limits=True) for i, r in enumerate(inits) if r]
     for s in sidecars:
         if s:
-            init_containers.append(_container(f"sidecar-con{len(init_containers)}", s, limits=True, sidecar=True))
+            init_containers.append(
+                _container(f"sidecar-con{len(init_containers)}", s, limits=True, sidecar=True)
+            )
     spec: dict[str, Any] = {"containers": containers}
     if init_containers:
         spec["initContainers"] = init_containers
@@ -69,14 +71,16 @@ def st_pod(
 _counter = itertools.count(1)
 
 
-def st_node(name: str, capacity: Req | None = None, images: Sequence[tuple[Sequence[str], int]] = ()) -> Node:
+def st_node(name: str, capacity: Req | None = None) -> Node:
     """``st.MakeNode().Name(name).Capacity(capacity)``; without capacity the node has no allocatable."""
     allocatable: dict[str, str] = {} if capacity is None else {"pods": "32", **capacity}
-    status: dict[str, Any] = {"allocatable": allocatable}
-    if images:
-        status["images"] = [{"names": list(names), "sizeBytes": size} for names, size in images]
     return parse_node(
-        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "uid": f"uid-{name}"}, "status": status}
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name, "uid": f"uid-{name}"},
+            "status": {"allocatable": allocatable},
+        }
     )
 
 
@@ -86,7 +90,12 @@ def util_node(name: str, milli_cpu: int, memory: int, extended: Mapping[str, int
     allocatable["cpu"] = f"{milli_cpu}m"
     allocatable["memory"] = str(memory)
     return parse_node(
-        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "status": {"allocatable": allocatable}}
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name},
+            "status": {"allocatable": allocatable},
+        }
     )
 
 
@@ -115,7 +124,9 @@ def usage(
 
 def resource_pod(*usages: Mapping[str, str], inits: Sequence[Mapping[str, str]] = (), **kw: Any) -> Pod:
     """fit_test.go ``newResourcePod(usage...)`` (+ ``newResourceInitPod``): one container per usage."""
-    containers = [{"name": f"c{i}", "image": "img", "resources": {"requests": dict(u)}} for i, u in enumerate(usages)]
+    containers = [
+        {"name": f"c{i}", "image": "img", "resources": {"requests": dict(u)}} for i, u in enumerate(usages)
+    ]
     spec: dict[str, Any] = {"containers": containers}
     if inits:
         spec["initContainers"] = [
@@ -131,34 +142,11 @@ def resource_pod(*usages: Mapping[str, str], inits: Sequence[Mapping[str, str]] 
 
 
 def snapshot(existing: Sequence[Pod], nodes: Sequence[Node]) -> tuple[FakeHandle, list[NodeInfo]]:
-    """``cache.NewSnapshot(pods, nodes)``: NodeInfos with the pods bound to them, and a handle over them.
-
-    Image states are filled as the snapshot does: each image name → size and the number of nodes
-    holding it.
-    """
+    """``cache.NewSnapshot(pods, nodes)``: NodeInfos with the pods bound to them, and a handle over them."""
     infos = {n.name: NodeInfo(n) for n in nodes}
     for p in existing:
         info = infos.get(p.node_name)
         if info is not None:
             info.add_pod_info(PodInfo(p))
-    fill_image_states(list(infos.values()))
     ordered = [infos[n.name] for n in nodes]
     return FakeHandle(ordered), ordered
-
-
-def fill_image_states(infos: Sequence[NodeInfo]) -> None:
-    """Set ``image_states`` of every NodeInfo as the cache snapshot would (shared summaries per name)."""
-    summaries: dict[str, ImageStateSummary] = {}
-    for info in infos:
-        assert info.node is not None
-        for image in info.node.images:
-            for name in image.names:
-                summary = summaries.get(name)
-                if summary is None:
-                    summary = summaries[name] = ImageStateSummary(image.size_bytes)
-                summary.nodes.add(info.name)
-    for summary in summaries.values():
-        summary.num_nodes = len(summary.nodes)
-    for info in infos:
-        assert info.node is not None
-        info.image_states = {name: summaries[name] for image in info.node.images for name in image.names}

@@ -56,10 +56,10 @@ def _plugin(args: NodeResourcesFitArgs | None = None, handle: FakeHandle | None 
 
 
 U = usage
-I = tuple[str, str, int, int, int, bool]  # InsufficientResource as a tuple
+Insufficient = tuple[str, str, int, int, int, bool]  # InsufficientResource as a tuple
 
 # (name, pod, pod already on the node (None: none), args, want code, want insufficient resources)
-ENOUGH_CASES: list[tuple[str, Pod, Pod | None, dict[str, Any], Code | None, list[I]]] = [
+ENOUGH_CASES: list[tuple[str, Pod, Pod | None, dict[str, Any], Code | None, list[Insufficient]]] = [
     (
         "no resources requested always fits",
         st_pod(),
@@ -427,7 +427,11 @@ ENOUGH_CASES: list[tuple[str, Pod, Pod | None, dict[str, Any], Code | None, list
     ids=[c[0] for c in ENOUGH_CASES],
 )
 def test_enough_requests(
-    pod: Pod, existing: Pod | None, args: dict[str, Any], want_code: Code | None, want_insufficient: list[I]
+    pod: Pod,
+    existing: Pod | None,
+    args: dict[str, Any],
+    want_code: Code | None,
+    want_insufficient: list[Insufficient],
 ) -> None:
     node_info = NodeInfo(_node(resources_list(10, 20, 32, 5, 20, 5)), [PodInfo(existing)] if existing else [])
     p = _plugin(NodeResourcesFitArgs(**args))
@@ -454,9 +458,21 @@ def test_pre_filter_disabled() -> None:
 
 
 NOT_ENOUGH_CASES = [
-    ("even without specified resources, predicate fails when there's no space for additional pod", st_pod(), U(10, 20)),
-    ("even if both resources fit, predicate fails when there's no space for additional pod", resource_pod(U(1, 1)), U(5, 5)),
-    ("even for equal edge case, predicate fails when there's no space for additional pod", resource_pod(U(5, 1)), U(5, 19)),
+    (
+        "even without specified resources, predicate fails when there's no space for additional pod",
+        st_pod(),
+        U(10, 20),
+    ),
+    (
+        "even if both resources fit, predicate fails when there's no space for additional pod",
+        resource_pod(U(1, 1)),
+        U(5, 5),
+    ),
+    (
+        "even for equal edge case, predicate fails when there's no space for additional pod",
+        resource_pod(U(5, 1)),
+        U(5, 19),
+    ),
     (
         "even for equal edge case, predicate fails when there's no space for additional pod due to init container",
         resource_pod(U(5, 1), inits=[U(5, 1)]),
@@ -465,7 +481,9 @@ NOT_ENOUGH_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("pod", "existing"), [c[1:] for c in NOT_ENOUGH_CASES], ids=[c[0] for c in NOT_ENOUGH_CASES])
+@pytest.mark.parametrize(
+    ("pod", "existing"), [c[1:] for c in NOT_ENOUGH_CASES], ids=[c[0] for c in NOT_ENOUGH_CASES]
+)
 def test_not_enough_requests(pod: Pod, existing: dict[str, str]) -> None:
     """A full node says only "Too many pods", and that is never Unresolvable."""
     node_info = NodeInfo(_node(resources_list(10, 20, 1, 0, 0, 0)), [PodInfo(resource_pod(existing))])
@@ -491,7 +509,9 @@ STORAGE_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("pod", "existing", "want"), [c[1:] for c in STORAGE_CASES], ids=[c[0] for c in STORAGE_CASES])
+@pytest.mark.parametrize(
+    ("pod", "existing", "want"), [c[1:] for c in STORAGE_CASES], ids=[c[0] for c in STORAGE_CASES]
+)
 def test_storage_requests(pod: Pod, existing: dict[str, str], want: tuple[Code, list[str]] | None) -> None:
     node_info = NodeInfo(_node(resources_list(10, 20, 32, 5, 20, 5)), [PodInfo(resource_pod(existing))])
     p = _plugin()
@@ -515,7 +535,11 @@ def test_storage_exceeding_free_but_not_allocatable_is_resolvable() -> None:
 # TestRestartableInitContainers: the "SidecarContainers disabled" cases are skipped (the gate is
 # locked on in v1.36); the enabled ones follow.
 SIDECAR_CASES = [
-    ("allow pod without restartable init containers if sidecar containers is enabled", st_pod(empty_containers=1), None),
+    (
+        "allow pod without restartable init containers if sidecar containers is enabled",
+        st_pod(empty_containers=1),
+        None,
+    ),
     (
         "allow pod with restartable init containers if sidecar containers is enabled",
         st_pod(empty_containers=1, sidecars=[{"memory": "0"}]),
@@ -567,7 +591,9 @@ def test_reasons_keep_kube_order() -> None:
 def test_ignored_groups_do_not_apply_to_non_extended_resources() -> None:
     """ignoredResourceGroups only skip extended resources: kubernetes.io/* is still checked."""
     pod = resource_pod(U(scalars={KIO_B: 1, "example.com/x": 1}))
-    state = compute_pod_resource_request(pod, frozenset(), frozenset({"subdomain.kubernetes.io", "example.com"}))
+    state = compute_pod_resource_request(
+        pod, frozenset(), frozenset({"subdomain.kubernetes.io", "example.com"})
+    )
     assert state.scalars == ((KIO_B, 1),)
 
 
@@ -601,7 +627,9 @@ IS_FIT_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("pod", "node", "expected"), [c[1:] for c in IS_FIT_CASES], ids=[c[0] for c in IS_FIT_CASES])
+@pytest.mark.parametrize(
+    ("pod", "node", "expected"), [c[1:] for c in IS_FIT_CASES], ids=[c[0] for c in IS_FIT_CASES]
+)
 def test_is_fit(pod: Pod, node: Node | None, expected: bool) -> None:
     assert is_fit(pod, node) is expected
 
@@ -618,7 +646,10 @@ def _rtcr(shape: list[tuple[int, int]]) -> ScoringStrategy:
 
 
 def _score_nodes() -> list[Node]:
-    return [st_node("node1", {"cpu": "4000", "memory": "10000"}), st_node("node2", {"cpu": "6000", "memory": "10000"})]
+    return [
+        st_node("node1", {"cpu": "4000", "memory": "10000"}),
+        st_node("node2", {"cpu": "6000", "memory": "10000"}),
+    ]
 
 
 def _score_pods() -> list[Pod]:
@@ -629,7 +660,10 @@ def _score_pods() -> list[Pod]:
 
 
 def _same_nodes() -> list[Node]:
-    return [st_node("node1", {"cpu": "4000", "memory": "10000"}), st_node("node2", {"cpu": "4000", "memory": "10000"})]
+    return [
+        st_node("node1", {"cpu": "4000", "memory": "10000"}),
+        st_node("node2", {"cpu": "4000", "memory": "10000"}),
+    ]
 
 
 def _sidecar_pods() -> list[Pod]:
@@ -710,7 +744,12 @@ FIT_SCORE_CASES += [
     ids=[c[0] for c in FIT_SCORE_CASES],
 )
 def test_fit_score(
-    pod: Pod, nodes: list[Node], existing: list[Pod], strategy: ScoringStrategy, expected: list[int], run_pre_score: bool
+    pod: Pod,
+    nodes: list[Node],
+    existing: list[Pod],
+    strategy: ScoringStrategy,
+    expected: list[int],
+    run_pre_score: bool,
 ) -> None:
     handle, infos = snapshot(existing, nodes)
     p = NodeResourcesFit(NodeResourcesFitArgs(scoring_strategy=strategy), handle)

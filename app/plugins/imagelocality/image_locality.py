@@ -91,6 +91,6 @@ class ImageLocality(ScorePlugin):
             for name in names:
                 st = states.get(name)
                 if st is not None:
-                    # scaledImageScore: size × (nodes holding the image / all nodes), in float as kube.
+                    # scaledImageScore: size * (nodes holding the image / all nodes), in float as kube.
                     total += int(float(st.size) * (float(st.num_nodes) / float(total_nodes)))
         return calculate_priority(total, num_containers)

@@ -14,7 +14,7 @@ from typing import Any
 from app.api.objects import Pod
 from app.config.fields import raise_errors
 from app.framework.cycle_state import CycleState, StateData
-from app.framework.interfaces import MAX_NODE_SCORE, Handle, PluginError, PreScorePlugin, ScorePlugin
+from app.framework.interfaces import MAX_NODE_SCORE, Handle, PreScorePlugin, ScorePlugin
 from app.framework.status import Status, skip
 from app.framework.types import NodeInfo
 from app.plugins.noderesources.args import NodeResourcesBalancedAllocationArgs
@@ -120,8 +120,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
             requests = self.scorer.pod_request_list(pod)
             if is_best_effort(requests):
                 return 0
-        if not self.scorer.specs:
-            raise PluginError("resources not found")
+        # kube's "resources not found" error is unreachable here: no resources means best effort.
         return self._score(node_info, requests)
 
     def _score(self, node_info: NodeInfo, pod_request: Sequence[int]) -> int:

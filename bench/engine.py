@@ -1,0 +1,85 @@
+"""Engine throughput on a SchedulingBasic-like workload (kube-scheduler's scheduler_perf).
+
+Nodes: 4 cpu, 32Gi, 110 pods (node-default.yaml). Pods: 100m cpu / 500Mi requests
+(pod-default.yaml). ``initPods`` are scheduled first, then ``measurePods`` are timed.
+Prints one table row per node count. Usage: ``python bench/engine.py [--nodes 500,5000]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import time
+from typing import Any
+
+from app.api.objects import Node, Pod, parse_node, parse_pod
+from app.config import load_config
+from app.plugins.registry import in_tree_registry
+from app.scheduler.scheduler import Engine
+
+
+def make_node(i: int) -> Node:
+    """A scheduler_perf default node."""
+    raw: dict[str, Any] = {
+        "metadata": {"name": f"scheduler-perf-{i}", "uid": f"node-{i}",
+                     "labels": {"kubernetes.io/hostname": f"scheduler-perf-{i}"}},
+        "status": {"capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+                   "allocatable": {"pods": "110", "cpu": "4", "memory": "32Gi"}},
+    }
+    return parse_node(raw)
+
+
+def make_pod(i: int) -> Pod:
+    """A scheduler_perf default pod."""
+    res = {"cpu": "100m", "memory": "500Mi"}
+    raw = {
+        "metadata": {"name": f"pod-{i}", "namespace": "default", "uid": f"pod-{i}"},
+        "spec": {"containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10.2",
+                                 "ports": [{"containerPort": 80}],
+                                 "resources": {"limits": res, "requests": res}}]},
+    }
+    return parse_pod(raw)
+
+
+def run(num_nodes: int, init_pods: int, measure_pods: int) -> dict[str, float]:
+    """Schedule init pods, then time the measured pods; returns pods/s and per-pod latency."""
+    registry = in_tree_registry()
+    engine = Engine(load_config(None, registry), registry, seed=1)
+    for i in range(num_nodes):
+        engine.cache.add_node(make_node(i))
+    for i in range(init_pods):
+        engine.schedule_one(make_pod(i))
+    pods = [make_pod(init_pods + i) for i in range(measure_pods)]
+    gc.collect()
+    latencies = []
+    start = time.perf_counter()
+    for pod in pods:
+        t0 = time.perf_counter()
+        attempt = engine.schedule_one(pod)
+        latencies.append(time.perf_counter() - t0)
+        if attempt.status != "Scheduled":
+            raise SystemExit(f"pod {pod.key} not scheduled: {attempt.message}")
+    elapsed = time.perf_counter() - start
+    latencies.sort()
+    return {
+        "pods_per_s": measure_pods / elapsed,
+        "p50_ms": latencies[len(latencies) // 2] * 1000,
+        "p99_ms": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000,
+    }
+
+
+def main() -> None:
+    """Run the workloads and print a table."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--nodes", default="500,5000", help="comma-separated node counts")
+    parser.add_argument("--init-pods", type=int, default=1000)
+    parser.add_argument("--measure-pods", type=int, default=1000)
+    args = parser.parse_args()
+    print(f"{'workload':<28} {'nodes':>6} {'pods/s':>9} {'p50 ms':>8} {'p99 ms':>8}")
+    for n in (int(x) for x in args.nodes.split(",")):
+        r = run(n, args.init_pods, args.measure_pods)
+        print(f"{'SchedulingBasic':<28} {n:>6} {r['pods_per_s']:>9.1f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()
