@@ -300,8 +300,14 @@ class Pod:
         return f"{self.namespace}/{self.name}"
 
     def host_ports(self) -> list[ContainerPort]:
-        """Host ports asked for by regular and init containers (NodePorts reads both)."""
-        return [p for c in (*self.init_containers, *self.containers) for p in c.host_ports]
+        """``util.GetHostPorts``: host ports of sidecar init containers, then of regular containers.
+
+        Only restartable (sidecar) init containers count: the others have exited before the
+        pod's containers bind their ports.
+        """
+        ports = [p for c in self.init_containers if c.restartable for p in c.host_ports]
+        ports.extend(p for c in self.containers for p in c.host_ports)
+        return ports
 
 
 def _parse_container(raw: Raw, path: str, init: bool) -> Container:

@@ -32,11 +32,6 @@ def is_scalar_resource(name: str) -> bool:
     return "/" in name and not name.startswith("requests.")  # extended resource
 
 
-def is_extended_resource(name: str) -> bool:
-    """``IsExtendedResourceName``: domain-prefixed, outside kubernetes.io, not a quota name."""
-    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
-
-
 def _with_defaults(container: Container, defaults: ResourceList | None) -> ResourceList:
     if not defaults:
         return container.requests

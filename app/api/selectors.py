@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.api.errors import FieldError
-from app.config.fields import invalid, label_key_errors, label_value_errors
+from app.api.validation import invalid, label_key_errors, label_value_errors
 
 LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 NODE_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")

@@ -9,11 +9,11 @@ import orjson
 import yaml
 
 from app.api.errors import FieldError
+from app.cli.options import CommandError
 from app.config import ConfigFileError, dump_config, load_config
 from app.config.types import SchedulerConfiguration
 from app.framework.registry import Registry, RegistryError
 from app.plugins.registry import in_tree_registry
-from app.cli.options import CommandError
 
 
 def build_registry(plugin_modules: Sequence[str]) -> Registry:

@@ -5,12 +5,12 @@ dataclasses of :mod:`app.config.types` and the :class:`PluginCatalog` protocol t
 implements.
 """
 
+from app.api.validation import ConfigErrors
 from app.config.defaults import (
     DEFAULT_EXTENDER_TIMEOUT,
     DEFAULT_SCHEDULER_NAME,
     KUBE_SCHEDULER_DEFAULT_PLUGINS,
 )
-from app.config.fields import ConfigErrors
 from app.config.load import ConfigFileError, dump_config, load_config, parse_config, read_config_file
 from app.config.types import (
     EXTENSION_POINTS,

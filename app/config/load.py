@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from app.api.errors import FieldError
+from app.api.validation import child, format_duration, invalid, not_supported, raise_errors, required
 from app.config.defaults import (
     DEFAULT_PARALLELISM,
     DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE,
@@ -26,7 +27,6 @@ from app.config.defaults import (
     enabled_plugin_names,
     merge_plugins,
 )
-from app.config.fields import child, format_duration, invalid, not_supported, raise_errors, required
 from app.config.strict import API_VERSION, Obj
 from app.config.types import (
     EXTENSION_POINTS,
@@ -129,7 +129,7 @@ def read_config_file(path: str) -> Mapping[str, object]:
         # JSON that YAML rejects (e.g. tab indentation) is still JSON.
         try:
             data = json.loads(text, object_pairs_hook=_json_pairs)
-        except ValueError:
+        except json.JSONDecodeError:
             raise ConfigFileError(path, f"invalid YAML: {err}") from None
     if not isinstance(data, Mapping):
         raise FieldError("", f"expected a KubeSchedulerConfiguration object, got {type(data).__name__}")

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from app.api.errors import FieldError
-from app.config.fields import child, go_value, index, invalid, not_supported, parse_duration
+from app.api.validation import child, go_value, index, invalid, not_supported, parse_duration
 
 __all__ = ["API_VERSION", "Obj", "check_type_meta", "items", "json_kind"]
 

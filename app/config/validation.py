@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from app.api.errors import FieldError
-from app.config.fields import (
+from app.api.validation import (
     child,
     duplicate,
     format_duration,

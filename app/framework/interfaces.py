@@ -7,6 +7,8 @@ implements; the runtime finds its extension points with ``isinstance``. Success 
 
 from __future__ import annotations
 
+import builtins
+
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -27,7 +29,7 @@ MAX_TOTAL_SCORE = 2**63 - 1
 class NodeInfoLister(Protocol):
     """The snapshot as plugins see it (``SharedLister.NodeInfos``)."""
 
-    def list(self) -> list[NodeInfo]:
+    def list(self) -> builtins.list[NodeInfo]:
         """All nodes in node-tree order."""
         ...
 
@@ -35,11 +37,11 @@ class NodeInfoLister(Protocol):
         """One node by name, or None."""
         ...
 
-    def have_pods_with_affinity_list(self) -> list[NodeInfo]:
+    def have_pods_with_affinity_list(self) -> builtins.list[NodeInfo]:
         """Nodes with pods that have (anti-)affinity."""
         ...
 
-    def have_pods_with_required_anti_affinity_list(self) -> list[NodeInfo]:
+    def have_pods_with_required_anti_affinity_list(self) -> builtins.list[NodeInfo]:
         """Nodes with pods that have required anti-affinity."""
         ...
 
@@ -51,7 +53,7 @@ class NodeInfoLister(Protocol):
 class ObjectLister(Protocol):
     """Cluster objects other than pods and nodes that plugins read (Services, ReplicaSets, ...)."""
 
-    def list(self, kind: str, namespace: str) -> list[Mapping[str, Any]]:
+    def list(self, kind: str, namespace: str) -> builtins.list[Mapping[str, Any]]:
         """Raw objects of ``kind`` in ``namespace``."""
         ...
 

@@ -158,18 +158,19 @@ HostPortKey = tuple[str, int]  # (protocol, port)
 
 
 class HostPortInfo:
-    """Used host ports per IP (``framework.HostPortInfo``); "" and 0.0.0.0 mean all addresses."""
+    """Used host ports per IP (``framework.HostPortInfo``); "" and 0.0.0.0 mean all addresses.
+
+    A set, as in kube-scheduler: removing one of two pods that declared the same port frees it.
+    """
 
     __slots__ = ("ports",)
 
     def __init__(self) -> None:
-        self.ports: dict[str, dict[HostPortKey, int]] = {}
+        self.ports: dict[str, set[HostPortKey]] = {}
 
     def add(self, ip: str, protocol: str, port: int) -> None:
-        """Record a used port (reference counted)."""
-        per_ip = self.ports.setdefault(ip or "0.0.0.0", {})
-        key = (protocol or "TCP", port)
-        per_ip[key] = per_ip.get(key, 0) + 1
+        """Record a used port."""
+        self.ports.setdefault(ip or "0.0.0.0", set()).add((protocol or "TCP", port))
 
     def remove(self, ip: str, protocol: str, port: int) -> None:
         """Release a used port."""
@@ -177,14 +178,9 @@ class HostPortInfo:
         per_ip = self.ports.get(ip)
         if per_ip is None:
             return
-        key = (protocol or "TCP", port)
-        count = per_ip.get(key, 0) - 1
-        if count > 0:
-            per_ip[key] = count
-        else:
-            per_ip.pop(key, None)
-            if not per_ip:
-                del self.ports[ip]
+        per_ip.discard((protocol or "TCP", port))
+        if not per_ip:
+            del self.ports[ip]
 
     def conflicts(self, ip: str, protocol: str, port: int) -> bool:
         """``CheckConflict``: same protocol/port on the same IP, or either side is 0.0.0.0."""
@@ -201,7 +197,7 @@ class HostPortInfo:
     def clone(self) -> HostPortInfo:
         """A copy."""
         c = HostPortInfo()
-        c.ports = {ip: dict(v) for ip, v in self.ports.items()}
+        c.ports = {ip: set(v) for ip, v in self.ports.items()}
         return c
 
     def __len__(self) -> int:

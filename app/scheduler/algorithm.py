@@ -158,7 +158,7 @@ class Algorithm:
         if not fwk.has_score_plugins():
             to_find = 1
         start = self.next_start_node_index % n
-        order = nodes[start:] + nodes[:start] if start else nodes
+        order = [*nodes[start:], *nodes[:start]] if start else nodes
         filters = fwk.active_filters(state)
         if not filters:
             return list(order[:to_find])

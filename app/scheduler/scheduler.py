@@ -148,8 +148,8 @@ class Engine:
             return Attempt(pod, "Error", message=str(err))
         except FitError as err:
             if fwk.post_filter:
-                _, status = fwk.run_post_filter_plugins(state, pod, err.diagnosis.node_to_status.statuses)
-                err.diagnosis.post_filter_msg = status.message()
+                _, post_status = fwk.run_post_filter_plugins(state, pod, err.diagnosis.node_to_status.statuses)
+                err.diagnosis.post_filter_msg = post_status.message()
             return Attempt(pod, "Unschedulable", message=str(err), diagnosis=err.diagnosis,
                            num_all_nodes=err.num_all_nodes)
         host = result.suggested_host
@@ -177,7 +177,7 @@ class Engine:
     def _binding_cycle(self, fwk: Framework, state: CycleState, pod: Pod, attempt: Attempt) -> Attempt:
         host = attempt.node or ""
         assumed = dataclasses.replace(pod, node_name=host)
-        status = fwk.run_pre_bind_plugins(state, assumed, host)
+        status: Status | None = fwk.run_pre_bind_plugins(state, assumed, host)
         if status is None:
             bound = fwk.run_bind_plugins(state, assumed, host)
             status = None if bound.is_success() else bound

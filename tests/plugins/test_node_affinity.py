@@ -38,7 +38,9 @@ def req(key: str, op: str, *values: str) -> dict[str, Any]:
     return r
 
 
-def term(exprs: list[dict[str, Any]] | None = None, fields: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def term(
+    exprs: list[dict[str, Any]] | None = None, fields: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     t: dict[str, Any] = {}
     if exprs is not None:
         t["matchExpressions"] = exprs
@@ -151,7 +153,9 @@ FILTER_CASES = [
     FilterCase(
         "Pod with multiple NodeSelectorTerms ORed in affinity, matches the node's labels and will schedule onto the node",
         affinity_pod(
-            required(term([req("foo", "In", "bar", "value2")]), term([req("diffkey", "In", "wrong", "value2")]))
+            required(
+                term([req("foo", "In", "bar", "value2")]), term([req("diffkey", "In", "wrong", "value2")])
+            )
         ),
         labels={"foo": "bar"},
     ),
@@ -214,7 +218,9 @@ FILTER_CASES = [
     FilterCase(
         "Pod with two terms: both matchFields and matchExpressions do not match",
         affinity_pod(
-            required(term(fields=[req(NAME_FIELD, "In", "node1")]), term([req("foo", "In", "not-match-to-bar")]))
+            required(
+                term(fields=[req(NAME_FIELD, "In", "node1")]), term([req("foo", "In", "not-match-to-bar")])
+            )
         ),
         node_name="node2",
         labels={"foo": "bar"},
@@ -223,7 +229,9 @@ FILTER_CASES = [
     FilterCase(
         "Pod with two terms of node.Name affinity",
         affinity_pod(
-            required(term(fields=[req(NAME_FIELD, "In", "node1")]), term(fields=[req(NAME_FIELD, "In", "node2")]))
+            required(
+                term(fields=[req(NAME_FIELD, "In", "node1")]), term(fields=[req(NAME_FIELD, "In", "node2")])
+            )
         ),
         node_name="node2",
         want_pre_filter_result=PreFilterResult({"node1", "node2"}),
@@ -392,7 +400,9 @@ SCORE_CASES = [
     ),
     ScoreCase(
         "PreScore returns error when an incoming Pod has a broken affinity",
-        affinity_pod({"preferredDuringSchedulingIgnoredDuringExecution": [pref(2, req("invalid key", "In", "bar"))]}),
+        affinity_pod(
+            {"preferredDuringSchedulingIgnoredDuringExecution": [pref(2, req("invalid key", "In", "bar"))]}
+        ),
         [("node1", LABEL1)],
         run_pre_score=True,
         want_pre_score_status=Status(Code.ERROR, INVALID_KEY_MESSAGE),
@@ -459,14 +469,18 @@ def test_node_affinity_score(case: ScoreCase) -> None:
 
 
 def test_score_without_pre_score_raises_for_broken_affinity() -> None:
-    pod = affinity_pod({"preferredDuringSchedulingIgnoredDuringExecution": [pref(2, req("invalid key", "In", "x"))]})
+    pod = affinity_pod(
+        {"preferredDuringSchedulingIgnoredDuringExecution": [pref(2, req("invalid key", "In", "x"))]}
+    )
     with pytest.raises(PluginError, match="invalid key"):
         plugin().score(CycleState(), pod, NodeInfo(node("n")))
 
 
 def test_broken_preferred_term_with_zero_weight_is_ignored() -> None:
     # NewPreferredSchedulingTerms drops weight-0 terms before looking at their errors.
-    pod = affinity_pod({"preferredDuringSchedulingIgnoredDuringExecution": [pref(0, req("invalid key", "In", "x"))]})
+    pod = affinity_pod(
+        {"preferredDuringSchedulingIgnoredDuringExecution": [pref(0, req("invalid key", "In", "x"))]}
+    )
     p = plugin()
     state = CycleState()
     assert p.pre_score(state, pod, []) is None
@@ -475,7 +489,11 @@ def test_broken_preferred_term_with_zero_weight_is_ignored() -> None:
 
 def test_match_fields_preferred_term_scores() -> None:
     pod = affinity_pod(
-        {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 5, "preference": term(fields=[req(NAME_FIELD, "In", "a")])}]}
+        {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 5, "preference": term(fields=[req(NAME_FIELD, "In", "a")])}
+            ]
+        }
     )
     p = plugin()
     state = CycleState()
@@ -484,9 +502,9 @@ def test_match_fields_preferred_term_scores() -> None:
 
 
 def test_added_affinity_parse_errors_fail_construction() -> None:
-    with pytest.raises(FieldError, match="addedAffinity.requiredDuringSchedulingIgnoredDuringExecution"):
+    with pytest.raises(FieldError, match=r"addedAffinity\.requiredDuringSchedulingIgnoredDuringExecution"):
         plugin(required(term([req("invalid key", "In", "x")])))
-    with pytest.raises(FieldError, match="addedAffinity.preferredDuringSchedulingIgnoredDuringExecution"):
+    with pytest.raises(FieldError, match=r"addedAffinity\.preferredDuringSchedulingIgnoredDuringExecution"):
         plugin({"preferredDuringSchedulingIgnoredDuringExecution": [pref(1, req("k", "Gt", "x"))]})
 
 

@@ -98,9 +98,14 @@ SCORE_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("name", "tolerations", "nodes", "expected"), SCORE_CASES, ids=[c[0] for c in SCORE_CASES])
+@pytest.mark.parametrize(
+    ("name", "tolerations", "nodes", "expected"), SCORE_CASES, ids=[c[0] for c in SCORE_CASES]
+)
 def test_taint_toleration_score(
-    name: str, tolerations: list[dict[str, str]], nodes: list[tuple[str, list[dict[str, str]]]], expected: list[int]
+    name: str,
+    tolerations: list[dict[str, str]],
+    nodes: list[tuple[str, list[dict[str, str]]]],
+    expected: list[int],
 ) -> None:
     p = TaintToleration(None, FakeHandle())
     pod = pod_with_tolerations(tolerations)
@@ -139,7 +144,10 @@ FILTER_CASES: list[tuple[str, list[dict[str, str]], list[dict[str, str]], Status
     ),
     (
         "A pod has multiple tolerations, node has multiple taints, all the taints are tolerated",
-        [tol("dedicated", "user2", "NoSchedule", "Equal"), tol("foo", effect="NoSchedule", operator="Exists")],
+        [
+            tol("dedicated", "user2", "NoSchedule", "Equal"),
+            tol("foo", effect="NoSchedule", operator="Exists"),
+        ],
         [taint("dedicated", "user2", "NoSchedule"), taint("foo", "bar", "NoSchedule")],
         None,
     ),
@@ -178,16 +186,25 @@ FILTER_CASES: list[tuple[str, list[dict[str, str]], list[dict[str, str]], Status
         [taint("a", "1", "NoSchedule"), taint("b", "2", "NoExecute")],
         UNTOLERATED,
     ),
-    ("empty key with Exists tolerates everything", [tol("", operator="Exists")], [taint("a", "1", "NoExecute")], None),
+    (
+        "empty key with Exists tolerates everything",
+        [tol("", operator="Exists")],
+        [taint("a", "1", "NoExecute")],
+        None,
+    ),
 ]
 
 
-@pytest.mark.parametrize(("name", "tolerations", "taints", "want"), FILTER_CASES, ids=[c[0] for c in FILTER_CASES])
+@pytest.mark.parametrize(
+    ("name", "tolerations", "taints", "want"), FILTER_CASES, ids=[c[0] for c in FILTER_CASES]
+)
 def test_taint_toleration_filter(
     name: str, tolerations: list[dict[str, str]], taints: list[dict[str, str]], want: Status | None
 ) -> None:
     p = TaintToleration(None, FakeHandle())
-    got = p.filter(CycleState(), pod_with_tolerations(tolerations), NodeInfo(node_with_taints("nodeA", taints)))
+    got = p.filter(
+        CycleState(), pod_with_tolerations(tolerations), NodeInfo(node_with_taints("nodeA", taints))
+    )
     assert got == want
     if got is not None:
         assert got.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -204,7 +221,9 @@ def test_gt_toleration_does_not_tolerate_with_gate_disabled() -> None:
 
 def test_score_without_pre_score_is_an_error() -> None:
     with pytest.raises(PluginError):
-        TaintToleration(None, FakeHandle()).score(CycleState(), make_pod("p"), NodeInfo(node_with_taints("n", [])))
+        TaintToleration(None, FakeHandle()).score(
+            CycleState(), make_pod("p"), NodeInfo(node_with_taints("n", []))
+        )
 
 
 def test_metadata() -> None:

@@ -221,8 +221,7 @@ class Cache:
             update_all = False
             affinity_changed = False
             newest = snapshot.generation
-            for name in reversed(self._nodes):
-                info = self._nodes[name]
+            for name, info in reversed(self._nodes.items()):
                 if info.generation <= snapshot.generation:
                     break
                 newest = max(newest, info.generation)
@@ -243,8 +242,8 @@ class Cache:
             snapshot.generation = newest
             if len(snapshot.node_info_map) > self._tree.num_nodes:
                 for name in list(snapshot.node_info_map):
-                    info = self._nodes.get(name)
-                    if info is None or info.node is None:
+                    live = self._nodes.get(name)
+                    if live is None or live.node is None:
                         del snapshot.node_info_map[name]
                 update_all = True
             if update_all or self._tree_changed:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 from app.framework.types import NodeInfo
 
 
@@ -10,12 +12,12 @@ class Snapshot:
 
     def __init__(self) -> None:
         self.node_info_map: dict[str, NodeInfo] = {}
-        self.node_info_list: list[NodeInfo] = []
-        self.have_pods_with_affinity: list[NodeInfo] = []
-        self.have_pods_with_required_anti_affinity: list[NodeInfo] = []
+        self.node_info_list: builtins.list[NodeInfo] = []
+        self.have_pods_with_affinity: builtins.list[NodeInfo] = []
+        self.have_pods_with_required_anti_affinity: builtins.list[NodeInfo] = []
         self.generation = 0
 
-    def list(self) -> list[NodeInfo]:
+    def list(self) -> builtins.list[NodeInfo]:
         """All nodes in node-tree order."""
         return self.node_info_list
 
@@ -23,11 +25,11 @@ class Snapshot:
         """One node by name."""
         return self.node_info_map.get(name)
 
-    def have_pods_with_affinity_list(self) -> list[NodeInfo]:
+    def have_pods_with_affinity_list(self) -> builtins.list[NodeInfo]:
         """Nodes with pods that have (anti-)affinity."""
         return self.have_pods_with_affinity
 
-    def have_pods_with_required_anti_affinity_list(self) -> list[NodeInfo]:
+    def have_pods_with_required_anti_affinity_list(self) -> builtins.list[NodeInfo]:
         """Nodes with pods that have required anti-affinity."""
         return self.have_pods_with_required_anti_affinity
 

@@ -19,18 +19,8 @@ HostPort = tuple[str, str, int]  # (hostIP, protocol, hostPort)
 
 
 def get_host_ports(pod: Pod) -> list[HostPort]:
-    """``util.GetHostPorts``: host ports of sidecar init containers, then of regular containers.
-
-    Only restartable (sidecar) init containers count: the others have exited before the pod's
-    containers bind their ports.
-    """
-    ports: list[HostPort] = []
-    for c in pod.init_containers:
-        if c.restartable:
-            ports.extend((p.host_ip, p.protocol, p.host_port) for p in c.host_ports)
-    for c in pod.containers:
-        ports.extend((p.host_ip, p.protocol, p.host_port) for p in c.host_ports)
-    return ports
+    """The pod's host ports (``util.GetHostPorts``) as (hostIP, protocol, hostPort) tuples."""
+    return [(p.host_ip, p.protocol, p.host_port) for p in pod.host_ports()]
 
 
 def fits_ports(want: Sequence[HostPort], used: HostPortInfo) -> bool:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Self
 
 from app.api.errors import FieldError
-from app.config.fields import (
+from app.api.validation import (
     child,
     duplicate,
     forbidden,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.api.objects import Pod
-from app.config.fields import raise_errors
+from app.api.validation import raise_errors
 from app.framework.cycle_state import CycleState, StateData
 from app.framework.interfaces import MAX_NODE_SCORE, Handle, PreScorePlugin, ScorePlugin
 from app.framework.status import Status, skip

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.api.objects import Node, Pod
-from app.api.resources import is_extended_resource, pod_requests
-from app.config.fields import raise_errors
+from app.api.resources import pod_requests
+from app.api.validation import is_extended_resource_name, raise_errors
 from app.framework.cycle_state import CycleState, StateData
 from app.framework.interfaces import (
     FilterPlugin,
@@ -91,7 +91,7 @@ def compute_pod_resource_request(
     for name, q in sorted(r.scalar.items()):
         if q == 0:
             continue
-        if is_extended_resource(name) and (
+        if is_extended_resource_name(name) and (
             name in ignored_resources or (ignored_groups and name.split("/", 1)[0] in ignored_groups)
         ):
             continue

@@ -236,7 +236,12 @@ def parse_duration(text: str) -> float:
     while pos < len(text):
         m = _DURATION_PART.match(text, pos)
         if m is None:
-            if re.match(r"(\d+\.?\d*|\.\d+)", text[pos:]):
+            num = re.match(r"(\d+\.?\d*|\.\d+)([^\d.]*)", text[pos:])
+            if num and num.group(2):
+                raise ValueError(
+                    f"time: unknown unit {json.dumps(num.group(2))} in duration {json.dumps(orig)}"
+                )
+            if num:
                 raise ValueError(f"time: missing unit in duration {json.dumps(orig)}")
             raise ValueError(f"time: invalid duration {json.dumps(orig)}")
         total_ns += float(m.group(1)) * _UNIT_NS[m.group(2)]

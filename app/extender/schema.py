@@ -1,0 +1,64 @@
+"""pydantic models of the extender wire types, used ONLY to document them in the OpenAPI schema.
+
+Requests are never validated through these (see :mod:`app.extender.wire`); the field aliases are the
+Go field names kube-scheduler puts on the wire. ``Pod`` and the node items are core/v1 objects,
+documented as free-form objects.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["ExtenderArgs", "ExtenderError", "ExtenderFilterResult", "HostPriority", "NodeList"]
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class NodeList(_Wire):
+    """A core/v1 ``NodeList``."""
+
+    metadata: dict[str, Any] = Field(default_factory=dict, description="ListMeta (ignored).")
+    items: list[dict[str, Any]] | None = Field(description="core/v1 Node objects.")
+
+
+class ExtenderArgs(_Wire):
+    """The /filter and /prioritize request. Keys match case-insensitively; exactly one node form is set."""
+
+    pod: dict[str, Any] = Field(alias="Pod", description="The core/v1 Pod being scheduled.")
+    nodes: NodeList | None = Field(
+        None, alias="Nodes", description="Candidate nodes as full objects (nodeCacheCapable: false)."
+    )
+    node_names: list[str] | None = Field(
+        None, alias="NodeNames", description="Candidate node names (nodeCacheCapable: true)."
+    )
+
+
+class ExtenderFilterResult(_Wire):
+    """The /filter answer. Every key is always present; empty maps are null."""
+
+    nodes: NodeList | None = Field(alias="Nodes", description="Passing nodes, echoing the request's objects.")
+    node_names: list[str] | None = Field(alias="NodeNames", description="Passing node names.")
+    failed_nodes: dict[str, str] | None = Field(
+        alias="FailedNodes", description="Node name to reason; Unschedulable (preemption may help)."
+    )
+    failed_and_unresolvable_nodes: dict[str, str] | None = Field(
+        alias="FailedAndUnresolvableNodes", description="Node name to reason; UnschedulableAndUnresolvable."
+    )
+    error: str = Field(alias="Error", description="Non-empty when the call failed.")
+
+
+class HostPriority(_Wire):
+    """One /prioritize entry; /prioritize answers a bare array of these."""
+
+    host: str = Field(alias="Host")
+    score: int = Field(alias="Score", ge=0, le=10, description="total * 10 // (100 * sum of Score weights).")
+
+
+class ExtenderError(_Wire):
+    """The body of a non-200 answer (400, 404, 405, 413)."""
+
+    error: str = Field(alias="Error")

@@ -1,0 +1,167 @@
+"""The extender verbs over an :class:`~app.scheduler.scheduler.Engine`: what /filter and /prioritize answer.
+
+Which nodes are evaluated:
+
+- ``NodeNames`` (``nodeCacheCapable: true``): the NodeInfos of berth's own snapshot. A name berth
+  does not know fails /filter with :data:`UNKNOWN_NODE_REASON` (an ``Unschedulable`` failure, so
+  kube-scheduler's preemption may still consider it once berth has caught up) and is left out of
+  /prioritize.
+- ``Nodes`` (``nodeCacheCapable: false``): exactly the node objects sent, each with the pods berth's
+  cache holds on a node of that name, so a busy node is never taken for an idle one.
+
+Which profile: the one named at construction, else the engine's first profile. The pod's
+``spec.schedulerName`` is not consulted, because kube-scheduler calls an extender for pods of
+every profile that lists it.
+
+Engine failures (a plugin Error, no such profile) are not HTTP errors: kube-scheduler reads only
+HTTP 200 bodies. /filter answers them in ``Error``; /prioritize, whose answer is a bare list and
+whose errors kube-scheduler ignores anyway, answers ``[]`` and logs.
+
+The service is not thread-safe: it reuses the engine's snapshot, so run one verb at a time (the
+server runs them inline on its event loop, which serialises them).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from app.extender.wire import ExtenderArgs, FilterResult, HostPriority
+from app.framework.runtime import Framework
+from app.framework.status import Code
+from app.framework.types import NodeInfo, PodInfo
+from app.scheduler.algorithm import SchedulingError
+from app.scheduler.scheduler import Engine
+
+__all__ = [
+    "MAX_EXTENDER_PRIORITY",
+    "UNKNOWN_NODE_REASON",
+    "ExtenderService",
+    "NoProfileError",
+    "extender_score",
+]
+
+log = logging.getLogger(__name__)
+
+MAX_EXTENDER_PRIORITY = 10
+"""``extenderv1.MaxExtenderPriority``: extender scores are integers in 0..10."""
+
+UNKNOWN_NODE_REASON = 'node "{name}" not found in berth\'s cache'
+"""The /filter failure reason for a ``NodeNames`` entry berth has no node for."""
+
+class NoProfileError(LookupError):
+    """The engine has no profile to run the verbs with."""
+
+
+def extender_score(total: int, max_total: int) -> int:
+    """Map a framework total score onto the extender range 0..10.
+
+    ``score = total * 10 // max_total``, where ``max_total = 100 * sum(weights)`` over the profile's
+    Score plugins, the highest total a node can reach. Without Score plugins ``max_total`` is 0 and
+    every node scores 0. kube-scheduler then multiplies the score by the extender's ``weight`` and
+    by ``MaxNodeScore / MaxExtenderPriority`` (10).
+    """
+    if max_total <= 0:
+        return 0
+    return min(MAX_EXTENDER_PRIORITY, max(0, total * MAX_EXTENDER_PRIORITY // max_total))
+
+
+class ExtenderService:
+    """Filter and prioritize for one profile of ``engine``."""
+
+    def __init__(self, engine: Engine, profile: str | None = None) -> None:
+        self.engine = engine
+        self.profile = profile
+
+    def framework(self) -> Framework:
+        """The profile the verbs run; raise :class:`NoProfileError` if there is none."""
+        profiles = self.engine.profiles
+        if self.profile is not None:
+            fwk = profiles.get(self.profile)
+            if fwk is None:
+                raise NoProfileError(f'no profile named "{self.profile}"')
+            return fwk
+        for fwk in profiles.values():
+            return fwk
+        raise NoProfileError("the scheduler has no profiles")
+
+    # --- verbs ---------------------------------------------------------------------------
+
+    def filter(self, args: ExtenderArgs) -> FilterResult:
+        """PreFilter + Filter on the given nodes; failures by code, errors in ``Error``."""
+        try:
+            fwk = self.framework()
+            infos, unknown = self._node_infos(args)
+            outcome, _ = self.engine.filter_nodes(fwk, args.pod, infos)
+        except (NoProfileError, SchedulingError) as err:
+            return FilterResult(error=_error_text(err))
+        failed: dict[str, str] = {}
+        unresolvable: dict[str, str] = {}
+        for name, status in outcome.failed.items():
+            if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                unresolvable[name] = status.message()
+            else:
+                failed[name] = status.message()
+        for name in unknown:
+            failed[name] = UNKNOWN_NODE_REASON.format(name=name)
+        if args.nodes is not None:
+            passing = [info.node for info in outcome.feasible if info.node is not None]
+            return FilterResult(nodes=passing, failed=failed, unresolvable=unresolvable)
+        names = [info.name for info in outcome.feasible]
+        return FilterResult(node_names=names, failed=failed, unresolvable=unresolvable)
+
+    def prioritize(self, args: ExtenderArgs) -> tuple[list[HostPriority], str]:
+        """PreScore + Score on the given nodes, mapped by :func:`extender_score`.
+
+        Returns the priorities and an error message ("" on success). On error the list is empty.
+        """
+        try:
+            fwk = self.framework()
+            infos, _unknown = self._node_infos(args)
+            scores = self.engine.score_nodes(fwk, args.pod, infos) if infos else []
+        except (NoProfileError, SchedulingError) as err:
+            return [], _error_text(err)
+        max_total = 100 * sum(fwk.score_weights.values())
+        return [HostPriority(s.name, extender_score(s.total, max_total)) for s in scores], ""
+
+    # --- nodes ---------------------------------------------------------------------------
+
+    def _node_infos(self, args: ExtenderArgs) -> tuple[list[NodeInfo], list[str]]:
+        """The NodeInfos to evaluate, and the requested names berth does not know."""
+        engine = self.engine
+        snapshot = engine.algorithm.snapshot
+        engine.cache.update_snapshot(snapshot)
+        if args.nodes is None:
+            return _lookup(snapshot.node_info_map, args.node_names or ())
+        infos = []
+        for node in args.nodes:
+            cached = snapshot.node_info_map.get(node.name)
+            if cached is not None:
+                # The snapshot's PodInfos are shared, never mutated, so reusing them is safe and
+                # saves recomputing every pod's requests; images are summarised from berth's view.
+                info = NodeInfo(node, cached.pods)
+                info.image_states = cached.image_states
+            else:
+                # Not in the snapshot: unknown to berth, or a node object deleted while its pods
+                # remain (a ghost); the cache still knows those pods.
+                info = NodeInfo(node, [PodInfo(p) for p in engine.cache.pods_on(node.name)])
+            infos.append(info)
+        return infos, []
+
+
+def _lookup(by_name: dict[str, NodeInfo], names: Sequence[str]) -> tuple[list[NodeInfo], list[str]]:
+    infos: list[NodeInfo] = []
+    unknown: list[str] = []
+    for name in names:
+        info = by_name.get(name)
+        if info is None:
+            unknown.append(name)
+        else:
+            infos.append(info)
+    return infos, unknown
+
+
+def _error_text(err: Exception) -> str:
+    if isinstance(err, SchedulingError) and err.status.plugin:
+        return f'running plugin "{err.status.plugin}": {err}'
+    return str(err)

@@ -1,0 +1,180 @@
+"""The extender wire format (``k8s.io/kube-scheduler/extender/v1``): decode requests, encode responses.
+
+The v1 types carry no JSON tags, so kube-scheduler marshals them with their Go field names
+(``Pod``, ``Nodes``, ``NodeNames``, ``FailedNodes``, ``Host``, ``Score``...) and every field is
+always present (no ``omitempty``: nil maps, slices and pointers are ``null``; a Go ``string`` is
+``""``). Request keys are matched case-insensitively, as Go's ``encoding/json`` does, so
+``"pod"`` and ``"NODENAMES"`` work too; when a key appears twice (in any case) the last wins.
+
+This is the hot path: bodies are decoded with :func:`orjson.loads` and walked by hand; pydantic
+is used only to document these shapes in the OpenAPI schema (:mod:`app.extender.schema`).
+
+Decoding errors raise :class:`WireError`, whose message names the field path, for example
+``Pod.spec.containers[0].resources.requests.cpu: ...`` or ``Nodes.items[3].metadata.name: ...``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from app.api.errors import FieldError
+from app.api.objects import Node, Pod, parse_node, parse_pod
+
+__all__ = [
+    "ExtenderArgs",
+    "FilterResult",
+    "HostPriority",
+    "WireError",
+    "decode_args",
+    "encode_error",
+    "encode_filter_result",
+    "encode_host_priorities",
+]
+
+# Folded key -> Go field name, for ExtenderArgs and v1.NodeList.
+_ARGS_FIELDS = {"pod": "Pod", "nodes": "Nodes", "nodenames": "NodeNames"}
+_NODE_LIST_FIELDS = {"items": "items"}
+
+
+class WireError(ValueError):
+    """A request body that is not a valid ``ExtenderArgs``; answered with HTTP 400."""
+
+
+@dataclass(slots=True)
+class ExtenderArgs:
+    """A decoded ``ExtenderArgs``: the pod and exactly one of the node forms.
+
+    ``nodes`` is set when kube-scheduler sent full objects (``nodeCacheCapable: false``); each
+    parsed :class:`~app.api.objects.Node` keeps the input dict in ``raw`` so the answer can echo it.
+    ``node_names`` is set when it sent names (``nodeCacheCapable: true``). When a body carries both,
+    ``Nodes`` wins: an answer in ``Nodes`` form is understood by kube-scheduler in either mode.
+    """
+
+    pod: Pod
+    nodes: list[Node] | None
+    node_names: list[str] | None
+
+
+@dataclass(slots=True)
+class FilterResult:
+    """``ExtenderFilterResult``: passing nodes in the request's form, failures and an error."""
+
+    nodes: list[Node] | None = None
+    node_names: list[str] | None = None
+    failed: dict[str, str] | None = None
+    unresolvable: dict[str, str] | None = None
+    error: str = ""
+
+
+@dataclass(slots=True)
+class HostPriority:
+    """One entry of ``HostPriorityList``."""
+
+    host: str
+    score: int
+
+
+# --- decoding ---------------------------------------------------------------------------
+
+
+def decode_args(body: bytes) -> ExtenderArgs:
+    """Decode an ``ExtenderArgs`` body (filter and prioritize share it); raise :class:`WireError`."""
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError as err:
+        raise WireError(f"request body is not valid JSON: {err}") from None
+    if not isinstance(doc, dict):
+        raise WireError(f"request body: expected a JSON object (ExtenderArgs), got {_type_name(doc)}")
+    fields = _fold(doc, _ARGS_FIELDS)
+    raw_pod = fields.get("Pod")
+    if raw_pod is None:
+        raise WireError("Pod: Required value: the pod to schedule is missing")
+    if not isinstance(raw_pod, dict):
+        raise WireError(f"Pod: expected an object (v1.Pod), got {_type_name(raw_pod)}")
+    raw_nodes = fields.get("Nodes")
+    raw_names = fields.get("NodeNames")
+    if raw_nodes is None and raw_names is None:
+        raise WireError("Nodes, NodeNames: Required value: one of them must be set")
+    try:
+        pod = parse_pod(raw_pod, "Pod")
+        if raw_nodes is not None:
+            return ExtenderArgs(pod, _decode_node_list(raw_nodes), None)
+        return ExtenderArgs(pod, None, _decode_names(raw_names))
+    except FieldError as err:
+        raise WireError(str(err)) from None
+
+
+def _decode_node_list(raw: Any) -> list[Node]:
+    if not isinstance(raw, dict):
+        raise WireError(f"Nodes: expected an object (v1.NodeList), got {_type_name(raw)}")
+    fields = _fold(raw, _NODE_LIST_FIELDS)
+    if "items" not in fields:
+        raise WireError("Nodes.items: Required value: a v1.NodeList carries its nodes in items")
+    items = fields["items"]
+    if items is None:  # Go marshals an empty NodeList's nil Items as null
+        return []
+    if not isinstance(items, list):
+        raise WireError(f"Nodes.items: expected an array, got {_type_name(items)}")
+    return [parse_node(item, f"Nodes.items[{i}]") for i, item in enumerate(items)]
+
+
+def _decode_names(raw: Any) -> list[str]:
+    if not isinstance(raw, list):
+        raise WireError(f"NodeNames: expected an array of strings, got {_type_name(raw)}")
+    for i, name in enumerate(raw):
+        if not isinstance(name, str):
+            raise WireError(f"NodeNames[{i}]: expected a string, got {_type_name(name)}")
+    return raw
+
+
+def _fold(obj: Mapping[str, Any], fields: Mapping[str, str]) -> dict[str, Any]:
+    """Pick ``fields`` out of ``obj`` by case-insensitive key, later keys winning (Go's decoder)."""
+    out: dict[str, Any] = {}
+    for key, value in obj.items():
+        name = fields.get(key.casefold())
+        if name is not None:
+            out[name] = value
+    return out
+
+
+def _type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}.get(
+        type(value), type(value).__name__
+    )
+
+
+# --- encoding ---------------------------------------------------------------------------
+
+
+def encode_filter_result(result: FilterResult) -> bytes:
+    """``ExtenderFilterResult`` as kube-scheduler marshals it: every key, Go field order.
+
+    Passing nodes are echoed as the input objects, unchanged, in a ``v1.NodeList``; empty failure
+    maps are ``null`` (a nil Go map).
+    """
+    nodes = None if result.nodes is None else {"metadata": {}, "items": [n.raw for n in result.nodes]}
+    return orjson.dumps(
+        {
+            "Nodes": nodes,
+            "NodeNames": result.node_names,
+            "FailedNodes": result.failed or None,
+            "FailedAndUnresolvableNodes": result.unresolvable or None,
+            "Error": result.error,
+        }
+    )
+
+
+def encode_host_priorities(priorities: Sequence[HostPriority]) -> bytes:
+    """``HostPriorityList``: a bare JSON array of ``{"Host", "Score"}``."""
+    return orjson.dumps([{"Host": p.host, "Score": p.score} for p in priorities])
+
+
+def encode_error(message: str) -> bytes:
+    """The body of a non-200 answer: ``{"Error": message}`` (kube-scheduler does not read it)."""
+    return orjson.dumps({"Error": message})

@@ -1,0 +1,159 @@
+"""Running the pending pods of a state through an Engine, one at a time, in queue order.
+
+All pending pods enter the queue at once (the file index is their queue timestamp) and nothing is
+re-queued, so popping kube-scheduler's active-queue heap is the same as sorting by the QueueSort
+plugin's ``less``. Each attempt sees the pods bound before it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from app.api.objects import Pod
+from app.framework.interfaces import QueuedPodInfo
+from app.framework.runtime import Framework, NodeScore
+from app.framework.status import Status
+from app.framework.types import PodInfo
+from app.scheduler.scheduler import Attempt, ClusterObjects, Engine
+from app.simulate.state import ClusterState, PendingPod
+
+__all__ = ["GATED", "STATUSES", "PodRecord", "SimulationResult", "queue_order", "run_simulation"]
+
+GATED = "Gated"
+#: Every record status, in the order the JSON documents them.
+STATUSES = ("Scheduled", "Unschedulable", GATED, "Error")
+
+
+@dataclass(slots=True)
+class PodRecord:
+    """What happened to one pending pod."""
+
+    pod: Pod
+    status: str  # one of STATUSES
+    node: str | None = None
+    message: str = ""  # the FitError text, the PreEnqueue message or the error; "" when scheduled
+    feasible_nodes: int = 0
+    evaluated_nodes: int = 0
+    filter: dict[str, Status] = field(default_factory=dict)  # nodes that failed, by name
+    scores: list[NodeScore] = field(default_factory=list)  # empty when scoring was skipped
+    attempt: Attempt | None = None  # None for gated pods and pods of no profile
+
+    @property
+    def score(self) -> int | None:
+        """The chosen node's weighted total, when nodes were scored."""
+        for s in self.scores:
+            if s.name == self.node:
+                return s.total
+        return None
+
+
+@dataclass(slots=True)
+class SimulationResult:
+    """One record per pending pod, in scheduling (queue) order."""
+
+    records: list[PodRecord]
+    num_nodes: int
+
+    def count(self, status: str) -> int:
+        """How many records have ``status``."""
+        return sum(1 for r in self.records if r.status == status)
+
+
+def _queue_sort_framework(engine: Engine) -> Framework | None:
+    # kube-scheduler has one queue for every profile, ordered by the first profile's QueueSort (config
+    # validation requires all profiles to use the same one).
+    first = engine.cfg.profiles[0].scheduler_name if engine.cfg.profiles else None
+    if first is not None and first in engine.profiles:
+        return engine.profiles[first]
+    return next(iter(engine.profiles.values()), None)
+
+
+def queue_order(pending: Sequence[PendingPod], engine: Engine) -> list[PendingPod]:
+    """``pending`` in the order the scheduling queue pops them (QueueSort ``less``, file index as timestamp)."""
+    fwk = _queue_sort_framework(engine)
+    if fwk is None or not fwk.queue_sort:
+        return sorted(pending, key=lambda p: p.index)
+    less = fwk.queue_sort[0].less
+    queued = {p.index: QueuedPodInfo(pod_info=PodInfo(p.pod), timestamp=float(p.index)) for p in pending}
+
+    def compare(a: PendingPod, b: PendingPod) -> int:
+        qa, qb = queued[a.index], queued[b.index]
+        if less(qa, qb):
+            return -1
+        if less(qb, qa):
+            return 1
+        return a.index - b.index  # a plugin without a total order: file order keeps it deterministic
+
+    return sorted(pending, key=functools.cmp_to_key(compare))
+
+
+def _load_cluster(state: ClusterState, engine: Engine) -> None:
+    """Put the state's nodes, running pods and other objects into the engine."""
+    for node in state.nodes:
+        engine.cache.add_node(node)
+    for pod in state.running:
+        engine.cache.add_pod(pod)
+    if isinstance(engine.objects, ClusterObjects) and engine.objects is not state.objects:
+        for obj in state.other_objects:
+            engine.objects.add(obj)
+
+
+def _record(attempt: Attempt, node_names: Sequence[str]) -> PodRecord:
+    """Explain an attempt: feasible/evaluated counts, failing nodes and scores."""
+    record = PodRecord(attempt.pod, attempt.status, attempt.node, attempt.message, attempt=attempt)
+    result = attempt.result
+    diagnosis = attempt.diagnosis
+    statuses = diagnosis.node_to_status.statuses
+    record.filter = dict(statuses)
+    if result is not None:
+        # Scheduled, or filters passed but Reserve/Permit rejected the chosen node or binding failed: the
+        # counts of the filtering are still true, and a rejecting status is recorded for the host.
+        record.feasible_nodes = result.feasible_nodes
+        record.evaluated_nodes = result.evaluated_nodes
+        record.scores = list(result.scores)
+        if attempt.status == "Scheduled":
+            record.message = ""
+        return record
+    if attempt.status != "Unschedulable" or attempt.num_all_nodes == 0:
+        return record
+    if diagnosis.pre_filter_msg:
+        # PreFilter rejected the pod before any node was looked at.
+        record.evaluated_nodes = len(node_names)
+    else:
+        record.evaluated_nodes = len(statuses)
+    if attempt.num_all_nodes > len(statuses):
+        # Nodes a PreFilter result excluded (all of them, on a PreFilter rejection) carry the "absent"
+        # status FitError counts for them; list them too so the filter map explains every node.
+        absent = diagnosis.node_to_status.absent
+        for name in node_names:
+            record.filter.setdefault(name, absent)
+    return record
+
+
+def run_simulation(state: ClusterState, engine: Engine) -> SimulationResult:
+    """Schedule every pending pod of ``state`` one at a time against the evolving cluster.
+
+    ``engine`` must be fresh: its cache receives the state's nodes and running pods here. Pods whose
+    profile's PreEnqueue rejects them (SchedulingGates) are recorded as ``Gated`` without an attempt;
+    pods of no profile as ``Error``, as kube-scheduler would never pick them up.
+    """
+    _load_cluster(state, engine)
+    # The snapshot's nodes are exactly the state's (pods on unknown nodes make no node of their own).
+    node_names = [n.name for n in state.nodes]
+    records: list[PodRecord] = []
+    for pending in queue_order(state.pending, engine):
+        pod = pending.pod
+        fwk = engine.framework_for(pod)
+        if fwk is None:
+            records.append(
+                PodRecord(pod, "Error", message=f'no profile for scheduler name "{pod.scheduler_name}"')
+            )
+            continue
+        gate = fwk.run_pre_enqueue_plugins(pod)
+        if gate is not None:
+            records.append(PodRecord(pod, GATED, message=gate.message()))
+            continue
+        records.append(_record(engine.schedule_one(pod, fwk), node_names))
+    return SimulationResult(records, len(node_names))

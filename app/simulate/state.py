@@ -1,0 +1,347 @@
+"""Loading the cluster-state file of ``berth simulate``.
+
+The state is what ``kubectl get nodes,pods,priorityclasses -o yaml`` prints, or hand-written YAML:
+multi-document YAML (``---``), a ``v1 List`` (``kind: List`` with ``items``), a JSON object or a JSON
+array of objects. Nodes, Pods and PriorityClasses are parsed; every other kind is kept as a raw
+:class:`~app.scheduler.scheduler.ClusterObjects` entry for plugins that read them, with one warning
+per kind. Pods with ``spec.nodeName`` are running; the others are pending and get their priority the
+way the Priority admission plugin would have set it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from app.api.errors import FieldError
+from app.api.objects import Node, Pod, PriorityClass, parse_node, parse_pod, parse_priority_class
+from app.scheduler.scheduler import ClusterObjects
+
+__all__ = [
+    "BUILTIN_PRIORITY_CLASSES",
+    "ClusterState",
+    "PendingPod",
+    "StateError",
+    "load_state",
+    "parse_state",
+]
+
+#: The classes every API server creates at start-up (``scheduling.SystemPriorityClasses()``), so a pod
+#: naming them is valid even when the state file does not list them.
+BUILTIN_PRIORITY_CLASSES = (
+    PriorityClass("system-node-critical", 2000001000, False, "PreemptLowerPriority"),
+    PriorityClass("system-cluster-critical", 2000000000, False, "PreemptLowerPriority"),
+)
+
+#: (apiVersion, kind) of the objects berth simulates; anything else is kept raw.
+_POD = ("v1", "Pod")
+_NODE = ("v1", "Node")
+_PRIORITY_CLASS = ("scheduling.k8s.io/v1", "PriorityClass")
+_SIMULATED_KINDS = {kind: version for version, kind in (_POD, _NODE, _PRIORITY_CLASS)}
+#: Phases of terminated pods: kube-scheduler's informers filter them out (``status.phase!=Succeeded,...``).
+_TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+class StateError(ValueError):
+    """The state file cannot be read or holds an invalid object.
+
+    The message names the file, the document (1-based index, plus kind and name when known) and the
+    field path, e.g. ``state.yaml: document 3 (Pod default/web-1): spec.containers[0]...: ...``.
+    """
+
+    def __init__(self, path: str, message: str, where: str = "") -> None:
+        self.path = path
+        self.where = where
+        self.message = message
+        super().__init__(f"{path}: {where}: {message}" if where else f"{path}: {message}")
+
+
+@dataclass(slots=True)
+class PendingPod:
+    """A pod without ``spec.nodeName``: its priority is resolved and ``index`` is its file order."""
+
+    pod: Pod
+    index: int
+    where: str  # "document 3 (Pod default/web-1)", for messages
+
+
+@dataclass(slots=True)
+class ClusterState:
+    """The parsed state file."""
+
+    path: str
+    nodes: list[Node] = field(default_factory=list)
+    running: list[Pod] = field(default_factory=list)
+    pending: list[PendingPod] = field(default_factory=list)
+    priority_classes: list[PriorityClass] = field(default_factory=list)
+    objects: ClusterObjects = field(default_factory=ClusterObjects)  # the kinds not simulated, by kind
+    other_objects: list[Mapping[str, Any]] = field(default_factory=list)  # the same, in file order
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Doc:
+    """One object of the file and where it came from."""
+
+    raw: Mapping[str, Any]
+    where: str  # "document 3" or "document 1, item 4"
+
+
+# --- reading ---------------------------------------------------------------------------------------------
+
+
+class _StateLoader(yaml.SafeLoader):
+    """SafeLoader that keeps timestamps as strings, as Kubernetes' YAML→JSON decoding does.
+
+    Without this, an unquoted ``creationTimestamp: 2024-05-01T10:00:00Z`` would become a ``datetime``
+    and fail the object parsers' string checks.
+    """
+
+
+_StateLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        raise StateError(path, "no such file") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise StateError(path, f"cannot read: {err}") from None
+
+
+def _mark_text(mark: Any) -> str:
+    return f"line {mark.line + 1}, column {mark.column + 1}"
+
+
+def _yaml_documents(text: str, path: str) -> list[Any]:
+    loader = _StateLoader(text)
+    docs: list[Any] = []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            docs.append(loader.construct_document(node) if node is not None else None)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        problem = " ".join(p for p in (err.context, err.problem) if p) or "syntax error"
+        where = f"{_mark_text(mark)}: " if mark is not None else ""
+        raise StateError(path, f"{where}invalid YAML (document {len(docs) + 1}): {problem}") from None
+    except yaml.YAMLError as err:
+        raise StateError(path, f"invalid YAML (document {len(docs) + 1}): {err}") from None
+    finally:
+        loader.dispose()
+    return docs
+
+
+def _documents(text: str, path: str) -> list[Any]:
+    """The file's top-level documents: a JSON value (an array counts as one document per element)
+    or YAML documents."""
+    stripped = text.lstrip()
+    if stripped.startswith(("{", "[")):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            # Flow-style YAML also starts with "{" or "["; only report JSON errors if YAML fails too.
+            try:
+                return _yaml_documents(text, path)
+            except StateError:
+                raise StateError(
+                    path, f"line {err.lineno}, column {err.colno}: invalid JSON: {err.msg}"
+                ) from None
+        return list(data) if isinstance(data, list) else [data]
+    return _yaml_documents(text, path)
+
+
+def _type_name(value: object) -> str:
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return type(value).__name__
+
+
+def _flatten(raw: Any, where: str, path: str) -> Iterator[_Doc]:
+    """Yield the objects of one document, expanding ``List`` (and typed ``XxxList``) items."""
+    if not isinstance(raw, Mapping):
+        raise StateError(path, f"expected an object (a mapping), got {_type_name(raw)}", where)
+    kind = raw.get("kind")
+    items = raw.get("items")
+    if isinstance(kind, str) and kind.endswith("List") and "items" in raw:
+        if not isinstance(items, list):
+            raise StateError(path, f"items: expected a list, got {_type_name(items)}", where)
+        # Items of a typed list from the API (PodList) carry no kind/apiVersion: they are the list's.
+        item_kind = kind[: -len("List")]
+        api_version = raw.get("apiVersion")
+        for i, item in enumerate(items):
+            if isinstance(item, Mapping) and item_kind and "kind" not in item:
+                item = {"kind": item_kind, **({"apiVersion": api_version} if api_version else {}), **item}
+            yield from _flatten(item, f"{where}, item {i + 1}", path)
+        return
+    yield _Doc(raw, where)
+
+
+# --- parsing ---------------------------------------------------------------------------------------------
+
+
+def _describe(doc: _Doc, kind: str) -> str:
+    """``document 3 (Pod default/web-1)``: the document, its kind and name as far as known."""
+    meta = doc.raw.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    if not isinstance(name, str) or not name:
+        return f"{doc.where} ({kind})"
+    if kind == "Pod":
+        namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
+        name = f"{namespace if isinstance(namespace, str) and namespace else 'default'}/{name}"
+    return f"{doc.where} ({kind} {name})"
+
+
+def _type_meta(doc: _Doc, path: str) -> tuple[str, str]:
+    """(apiVersion, kind), both required as ``kubectl apply`` requires them."""
+    kind = doc.raw.get("kind")
+    if not isinstance(kind, str) or not kind:
+        raise StateError(path, "kind: Required value: every object needs a kind", doc.where)
+    api_version = doc.raw.get("apiVersion")
+    if not isinstance(api_version, str) or not api_version:
+        raise StateError(
+            path, "apiVersion: Required value: every object needs an apiVersion", _describe(doc, kind)
+        )
+    expected = _SIMULATED_KINDS.get(kind)
+    if expected is not None and api_version != expected:
+        # A Pod under another group is a typo, not an object to keep raw and silently not simulate.
+        raise StateError(
+            path,
+            f'apiVersion: Unsupported value: "{api_version}": supported values: "{expected}"',
+            _describe(doc, kind),
+        )
+    return api_version, kind
+
+
+def _default_priority_class(classes: list[PriorityClass]) -> PriorityClass | None:
+    """The global default; with several, the lowest value wins (the admission plugin's tie rule)."""
+    default: PriorityClass | None = None
+    for pc in classes:
+        if pc.global_default and (default is None or pc.value < default.value):
+            default = pc
+    return default
+
+
+def _resolve_priority(pod: Pod, classes: dict[str, PriorityClass], default: PriorityClass | None) -> int:
+    """spec.priority, else the named class's value, else the global default's, else 0.
+
+    Raises FieldError for an unknown class name, which the Priority admission plugin rejects.
+    """
+    if pod.priority is not None:
+        return pod.priority
+    if pod.priority_class_name:
+        pc = classes.get(pod.priority_class_name)
+        if pc is None:
+            raise FieldError(
+                "spec.priorityClassName",
+                f"Not found: no PriorityClass with name {pod.priority_class_name} was found",
+            )
+        return pc.value
+    return default.value if default is not None else 0
+
+
+def parse_state(text: str, path: str = "<state>") -> ClusterState:
+    """Parse the text of a state file; ``path`` names it in errors and warnings.
+
+    Raises :class:`StateError` for unparseable input or an invalid object.
+    """
+    state = ClusterState(path)
+    pods: list[tuple[Pod, str]] = []
+    seen_pods: dict[str, str] = {}
+    seen_uids: dict[str, str] = {}
+    seen_nodes: dict[str, str] = {}
+    seen_classes: dict[str, str] = {}
+    skipped: dict[str, int] = {}
+    terminated = 0
+
+    def duplicate(where: str, field_path: str, value: str, first: str) -> StateError:
+        return StateError(path, f'{field_path}: Duplicate value: "{value}" (first defined in {first})', where)
+
+    for d, raw in enumerate(_documents(text, path)):
+        if raw is None:  # an empty document ("---" twice): kubectl ignores it too
+            continue
+        for doc in _flatten(raw, f"document {d + 1}", path):
+            api_version, kind = _type_meta(doc, path)
+            where = _describe(doc, kind)
+            try:
+                if (api_version, kind) == _POD:
+                    pod = parse_pod(doc.raw)
+                    if pod.phase in _TERMINAL_PHASES:
+                        terminated += 1
+                        continue
+                    if pod.key in seen_pods:
+                        raise duplicate(where, "metadata.name", pod.name, seen_pods[pod.key])
+                    if pod.uid in seen_uids:
+                        raise duplicate(where, "metadata.uid", pod.uid, seen_uids[pod.uid])
+                    seen_pods[pod.key] = seen_uids[pod.uid] = doc.where
+                    pods.append((pod, where))
+                elif (api_version, kind) == _NODE:
+                    node = parse_node(doc.raw)
+                    if node.name in seen_nodes:
+                        raise duplicate(where, "metadata.name", node.name, seen_nodes[node.name])
+                    seen_nodes[node.name] = doc.where
+                    state.nodes.append(node)
+                elif (api_version, kind) == _PRIORITY_CLASS:
+                    pc = parse_priority_class(doc.raw)
+                    if pc.name in seen_classes:
+                        raise duplicate(where, "metadata.name", pc.name, seen_classes[pc.name])
+                    seen_classes[pc.name] = doc.where
+                    state.priority_classes.append(pc)
+                else:
+                    state.objects.add(doc.raw)
+                    state.other_objects.append(doc.raw)
+                    skipped[kind] = skipped.get(kind, 0) + 1
+            except FieldError as err:
+                raise StateError(path, str(err), where) from None
+
+    # Priorities are resolved once every class is known: a class may follow the pods that use it.
+    classes = {pc.name: pc for pc in BUILTIN_PRIORITY_CLASSES}
+    classes.update((pc.name, pc) for pc in state.priority_classes)
+    default = _default_priority_class(state.priority_classes)
+    for pod, where in pods:
+        try:
+            priority = _resolve_priority(pod, classes, default)
+        except FieldError as err:
+            raise StateError(path, str(err), where) from None
+        # Running pods were admitted too: their priority counts for preemption and for plugins.
+        resolved = pod if pod.priority == priority else dataclasses.replace(pod, priority=priority)
+        if resolved.node_name:
+            state.running.append(resolved)
+        else:
+            state.pending.append(PendingPod(resolved, len(state.pending), where))
+
+    for kind, count in skipped.items():
+        state.warnings.append(
+            f"{path}: {count} {kind} object(s) not simulated (kept for plugins that read them)"
+        )
+    if terminated:
+        state.warnings.append(
+            f"{path}: {terminated} terminated pod(s) (phase Succeeded or Failed) ignored, as kube-scheduler ignores them"
+        )
+    orphans = sorted({p.node_name for p in state.running} - set(seen_nodes))
+    if orphans:
+        state.warnings.append(
+            f"{path}: running pod(s) bound to node(s) not in the state ({', '.join(orphans)}) use no node's resources"
+        )
+    return state
+
+
+def load_state(path: str) -> ClusterState:
+    """Read and parse the state file at ``path`` (see :func:`parse_state`)."""
+    return parse_state(_read_text(path), path)
