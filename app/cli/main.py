@@ -6,6 +6,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+import orjson
+
 from app import logs
 from app.cli import serve, simulate
 from app.cli.options import CommandError, Parser, add_log_flags, add_misc_flags, version_text
@@ -38,7 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     # kube-scheduler's Args check: a command that takes no positional arguments rejects them.
     if args.extra_args:
-        sys.stderr.write(f'Error: "berth {args.command}" does not take any arguments, got {args.extra_args!r}\n')
+        got = "[" + " ".join(orjson.dumps(a).decode() for a in args.extra_args) + "]"  # Go's %q of a []string
+        allowed = "does not take any arguments" if args.command == "serve" else "takes only the STATE argument"
+        sys.stderr.write(f'Error: "berth {args.command}" {allowed}, got {got}\n')
         return 1
     logs.configure(args.verbosity, args.logging_format)
     try:

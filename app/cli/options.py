@@ -23,8 +23,10 @@ class Parser(argparse.ArgumentParser):
     """argparse with cobra's conventions: ``Error: ...`` and exit code 1 on bad flags."""
 
     def error(self, message: str) -> NoReturn:
-        if "unrecognized arguments" in message:
-            message = message.replace("unrecognized arguments", "unknown arguments")
+        if message.startswith("unrecognized arguments: "):
+            extra = message.removeprefix("unrecognized arguments: ").split()
+            flags = [a for a in extra if a.startswith("-")]
+            message = f"unknown flag: {flags[0]}" if flags else f"unknown arguments: {' '.join(extra)}"  # cobra's words
         sys.stderr.write(f"Error: {message}\nRun '{self.prog} --help' for usage.\n")
         raise SystemExit(1)
 
