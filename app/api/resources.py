@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
+from functools import lru_cache
 
 from app.api.objects import Container, Pod, ResourceList
 
@@ -29,7 +31,33 @@ def is_scalar_resource(name: str) -> bool:
         return True
     if "kubernetes.io/" in name:
         return True  # prefixed native resource
-    return "/" in name and not name.startswith("requests.")  # extended resource
+    return is_extended_resource(name)
+
+
+_DNS1123_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL_KEY_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+
+
+def _is_qualified_name(value: str) -> bool:
+    """``validation.IsQualifiedName``: an optional DNS-subdomain prefix and "/", then a name part."""
+    parts = value.split("/")
+    if len(parts) > 2:
+        return False
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.match(prefix):
+            return False
+    name = parts[-1]
+    return 0 < len(name) <= 63 and _LABEL_KEY_NAME_RE.match(name) is not None
+
+
+@lru_cache(maxsize=1024)
+def is_extended_resource(name: str) -> bool:
+    """``IsExtendedResourceName``: domain-prefixed, outside kubernetes.io, not a quota name, and a
+    qualified name once prefixed with ``requests.`` (so ``Example.com/gpu`` is not one)."""
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+        return False
+    return _is_qualified_name("requests." + name)
 
 
 def _with_defaults(container: Container, defaults: ResourceList | None) -> ResourceList:
@@ -55,11 +83,22 @@ def _max(into: ResourceList, other: ResourceList) -> None:
             into[k] = v
 
 
+def is_supported_pod_level_resource(name: str) -> bool:
+    """``IsSupportedPodLevelResource``: cpu, memory and hugepages-*."""
+    return name in (CPU, MEMORY) or is_hugepages(name)
+
+
+def is_pod_level_requests_set(pod: Pod) -> bool:
+    """``IsPodLevelRequestsSet``: spec.resources.requests names a supported resource."""
+    return any(is_supported_pod_level_resource(name) for name in pod.pod_requests)
+
+
 def pod_requests(pod: Pod, non_missing: ResourceList | None = None) -> ResourceList:
     """The pod's effective requests (containers, sidecar/regular init containers, pod-level, overhead).
 
-    With ``non_missing`` (the scoring defaults), a container or pod missing cpu/memory counts as
-    the default; an explicit 0 stays 0.
+    ``non_missing`` is ``NonMissingContainerRequests``: every container (regular or init) that
+    does not request one of its resources counts as requesting the given amount; an explicit 0
+    stays 0. Pod-level requests then override the resources they set.
     """
     reqs: ResourceList = {}
     for c in pod.containers:
@@ -77,15 +116,10 @@ def pod_requests(pod: Pod, non_missing: ResourceList | None = None) -> ResourceL
             _add(effective, restartable)
         _max(init_max, effective)
     _max(reqs, init_max)
-    if pod.pod_requests:
-        # Pod-level resources (PodLevelResources, on in v1.36) override cpu, memory and hugepages.
-        for name, value in pod.pod_requests.items():
-            if name in (CPU, MEMORY) or is_hugepages(name):
-                reqs[name] = value
-        if non_missing:
-            for name, default in non_missing.items():
-                if name not in pod.pod_requests and not any(name in c.requests for c in pod.containers):
-                    reqs[name] = reqs.get(name, default)
+    # Pod-level resources (PodLevelResources, on in v1.36) override cpu, memory and hugepages.
+    for name, value in pod.pod_requests.items():
+        if is_supported_pod_level_resource(name):
+            reqs[name] = value
     if pod.overhead:
         _add(reqs, pod.overhead)
     return reqs

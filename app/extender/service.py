@@ -49,6 +49,7 @@ MAX_EXTENDER_PRIORITY = 10
 UNKNOWN_NODE_REASON = 'node "{name}" not found in berth\'s cache'
 """The /filter failure reason for a ``NodeNames`` entry berth has no node for."""
 
+
 class NoProfileError(LookupError):
     """The engine has no profile to run the verbs with."""
 

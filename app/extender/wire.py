@@ -144,9 +144,14 @@ def _fold(obj: Mapping[str, Any], fields: Mapping[str, str]) -> dict[str, Any]:
 def _type_name(value: object) -> str:
     if value is None:
         return "null"
-    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}.get(
-        type(value), type(value).__name__
-    )
+    return {
+        dict: "object",
+        list: "array",
+        str: "string",
+        bool: "boolean",
+        int: "number",
+        float: "number",
+    }.get(type(value), type(value).__name__)
 
 
 # --- encoding ---------------------------------------------------------------------------

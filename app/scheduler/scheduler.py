@@ -130,6 +130,9 @@ class Engine:
         fwk = fwk or self.framework_for(pod)
         if fwk is None:
             return Attempt(pod, "Error", message=f'no profile for scheduler name "{pod.scheduler_name}"')
+        if pod.deletion_timestamp:
+            # kube-scheduler drops a deleting pod from the queue with this FailedScheduling event.
+            return Attempt(pod, "Error", message=f"skip schedule deleting pod: {pod.key}")
         start = time.perf_counter()
         state = self.new_cycle_state()
         attempt = self._scheduling_cycle(fwk, state, pod)

@@ -104,10 +104,22 @@ def install_health(app: FastAPI, endpoints: Mapping[str, Mapping[str, Check]]) -
     for name, checks in endpoints.items():
         endpoint = HealthEndpoint(name, checks)
         installed[name] = endpoint
-        app.add_api_route(f"/{name}", _root_handler(endpoint), methods=["GET"], tags=["health"],
-                          summary=f"{name}: run the {name} checks", response_class=Response)
-        app.add_api_route(f"/{name}/{{check}}", _one_handler(endpoint), methods=["GET"], tags=["health"],
-                          summary=f"{name}: run one {name} check", response_class=Response)
+        app.add_api_route(
+            f"/{name}",
+            _root_handler(endpoint),
+            methods=["GET"],
+            tags=["health"],
+            summary=f"{name}: run the {name} checks",
+            response_class=Response,
+        )
+        app.add_api_route(
+            f"/{name}/{{check}}",
+            _one_handler(endpoint),
+            methods=["GET"],
+            tags=["health"],
+            summary=f"{name}: run one {name} check",
+            response_class=Response,
+        )
     return installed
 
 

@@ -9,7 +9,14 @@ from __future__ import annotations
 from app.config.types import SchedulerConfiguration
 from app.framework.registry import Registry
 from app.scheduler.scheduler import Engine
-from app.simulate.report import OUTPUT_FORMATS, format_json, format_result, format_table, to_json_dict
+from app.simulate.report import (
+    OUTPUT_FORMATS,
+    check_output_format,
+    format_json,
+    format_result,
+    format_table,
+    to_json_dict,
+)
 from app.simulate.runner import GATED, STATUSES, PodRecord, SimulationResult, queue_order, run_simulation
 from app.simulate.state import ClusterState, PendingPod, StateError, load_state, parse_state
 
@@ -22,6 +29,7 @@ __all__ = [
     "PodRecord",
     "SimulationResult",
     "StateError",
+    "check_output_format",
     "format_json",
     "format_result",
     "format_table",
@@ -55,9 +63,7 @@ def simulate(
     stderr). Raises :class:`StateError` for a bad state file (the CLI exits 2), ValueError for an
     unknown output format, and FrameworkError when the configuration's profiles cannot be built.
     """
-    if output not in OUTPUT_FORMATS:
-        # Checked first so a typo in -o does not cost a whole simulation.
-        format_result(SimulationResult([], 0), output)
+    check_output_format(output)  # first, so a typo in -o does not cost a whole simulation
     state = load_state(path)
     result = run_simulation(state, new_engine(state, cfg, registry, seed))
     return format_result(result, output), list(state.warnings)

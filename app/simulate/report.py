@@ -8,7 +8,15 @@ import orjson
 
 from app.simulate.runner import PodRecord, SimulationResult
 
-__all__ = ["OUTPUT_FORMATS", "format_json", "format_result", "format_table", "record_dict", "to_json_dict"]
+__all__ = [
+    "OUTPUT_FORMATS",
+    "check_output_format",
+    "format_json",
+    "format_result",
+    "format_table",
+    "record_dict",
+    "to_json_dict",
+]
 
 OUTPUT_FORMATS = ("table", "json")
 _TABLE_HEADERS = ("POD", "STATUS", "NODE", "REASON")
@@ -70,10 +78,15 @@ def format_table(result: SimulationResult) -> str:
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
+def check_output_format(output: str) -> None:
+    """Raise ValueError unless ``output`` is one of :data:`OUTPUT_FORMATS`."""
+    if output not in OUTPUT_FORMATS:
+        raise ValueError(
+            f'unknown output format "{output}": supported formats are {", ".join(OUTPUT_FORMATS)}'
+        )
+
+
 def format_result(result: SimulationResult, output: str = "table") -> str:
     """The result in ``output`` format (one of :data:`OUTPUT_FORMATS`); ValueError otherwise."""
-    if output == "table":
-        return format_table(result)
-    if output == "json":
-        return format_json(result)
-    raise ValueError(f'unknown output format "{output}": supported formats are {", ".join(OUTPUT_FORMATS)}')
+    check_output_format(output)
+    return format_json(result) if output == "json" else format_table(result)

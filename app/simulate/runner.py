@@ -108,9 +108,10 @@ def _record(attempt: Attempt, node_names: Sequence[str]) -> PodRecord:
     statuses = diagnosis.node_to_status.statuses
     record.filter = dict(statuses)
     if result is not None:
-        # Scheduled, or filters passed but Reserve/Permit rejected the chosen node or binding failed: the
-        # counts of the filtering are still true, and a rejecting status is recorded for the host.
-        record.feasible_nodes = result.feasible_nodes
+        # Scheduled, or filters passed but Reserve/Permit rejected the chosen host or binding failed. A
+        # rejected pod reports no feasible node, like its FitError ("0/1 nodes are available"), with the
+        # rejecting status recorded for the host; the scores still show why that host was picked.
+        record.feasible_nodes = 0 if attempt.status == "Unschedulable" else result.feasible_nodes
         record.evaluated_nodes = result.evaluated_nodes
         record.scores = list(result.scores)
         if attempt.status == "Scheduled":

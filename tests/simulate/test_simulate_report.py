@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from simulate.simhelpers import default_setup, node_yaml, pod_yaml, run_text
 
+from app.scheduler.scheduler import Engine
 from app.simulate import StateError, format_json, format_result, format_table, simulate
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "simulate"
@@ -50,7 +51,11 @@ def test_json_shape_exactly() -> None:
         "feasibleNodes": 0,
         "evaluatedNodes": 3,
         "filter": {
-            name: {"plugin": "NodeResourcesFit", "status": big["filter"][name]["status"], "reasons": ["Insufficient cpu"]}
+            name: {
+                "plugin": "NodeResourcesFit",
+                "status": big["filter"][name]["status"],
+                "reasons": ["Insufficient cpu"],
+            }
             for name in ("n1", "n2", "tiny")
         },
         "scores": {},
@@ -73,8 +78,8 @@ def test_json_shape_exactly() -> None:
 
 
 def test_json_total_is_the_weighted_sum() -> None:
-    cfg, _ = default_setup()
-    weights = {p.name: p.weight or 1 for p in cfg.profiles[0].plugins.score.enabled}
+    cfg, registry = default_setup()
+    weights = Engine(cfg, registry).profiles["default-scheduler"].score_weights
     doc = json.loads(format_json(run_text(MIXED)))
     for per_plugin in doc["pods"][1]["scores"].values():
         expected = sum(v * weights.get(k, 1) for k, v in per_plugin.items() if k != "total")

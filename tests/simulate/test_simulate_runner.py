@@ -11,7 +11,7 @@ from simulate.simhelpers import default_setup, node_yaml, pod_yaml, run_text, st
 from app.api.objects import Pod
 from app.config import parse_config
 from app.framework.cycle_state import CycleState
-from app.framework.interfaces import PreFilterPlugin, PreFilterResult
+from app.framework.interfaces import PermitPlugin, PreFilterPlugin, PreFilterResult
 from app.framework.registry import Registry
 from app.framework.status import Code, Status
 from app.framework.types import NodeInfo
@@ -53,13 +53,19 @@ def test_placements_evolve_as_pods_are_bound() -> None:
 
 
 def test_running_pods_use_their_nodes_resources() -> None:
-    text = node_yaml("n1", cpu="2") + node_yaml("n2", cpu="2") + pod_yaml("running", cpu="2", spec="  nodeName: n1\n")
+    text = (
+        node_yaml("n1", cpu="2")
+        + node_yaml("n2", cpu="2")
+        + pod_yaml("running", cpu="2", spec="  nodeName: n1\n")
+    )
     assert _summary(text + pod_yaml("p", cpu="1")) == [("p", "Scheduled", "n2")]
 
 
 def test_higher_priority_pod_takes_the_room_first() -> None:
-    text = node_yaml("n1", cpu="1") + pod_yaml("early-low", spec="  priority: 1\n") + pod_yaml(
-        "late-high", spec="  priority: 10\n"
+    text = (
+        node_yaml("n1", cpu="1")
+        + pod_yaml("early-low", spec="  priority: 1\n")
+        + pod_yaml("late-high", spec="  priority: 10\n")
     )
     assert _summary(text) == [("late-high", "Scheduled", "n1"), ("early-low", "Unschedulable", None)]
 
@@ -68,7 +74,10 @@ def test_gated_pods_are_not_attempted() -> None:
     gates = "  schedulingGates: [{name: example.com/a}, {name: example.com/b}]\n"
     text = node_yaml("n1", cpu="1") + pod_yaml("gated", spec=gates) + pod_yaml("free")
     records = run_text(text).records
-    assert [(r.pod.name, r.status, r.node) for r in records] == [("gated", "Gated", None), ("free", "Scheduled", "n1")]
+    assert [(r.pod.name, r.status, r.node) for r in records] == [
+        ("gated", "Gated", None),
+        ("free", "Scheduled", "n1"),
+    ]
     gated = records[0]
     assert gated.message == "waiting for scheduling gates: [example.com/a example.com/b]"
     assert gated.attempt is None
@@ -78,7 +87,11 @@ def test_gated_pods_are_not_attempted() -> None:
 def test_pod_of_no_profile_is_an_error() -> None:
     text = node_yaml("n1") + pod_yaml("other", spec="  schedulerName: my-scheduler\n")
     [record] = run_text(text).records
-    assert (record.status, record.node, record.message) == ("Error", None, 'no profile for scheduler name "my-scheduler"')
+    assert (record.status, record.node, record.message) == (
+        "Error",
+        None,
+        'no profile for scheduler name "my-scheduler"',
+    )
 
 
 def test_no_nodes() -> None:
@@ -135,7 +148,9 @@ def test_prefilter_narrowing_lists_excluded_nodes() -> None:
         "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
         "        nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n1]}]}]\n"
     )
-    text = node_yaml("n1", cpu="1") + node_yaml("n2") + node_yaml("n3") + pod_yaml("p", cpu="2", spec=affinity)
+    text = (
+        node_yaml("n1", cpu="1") + node_yaml("n2") + node_yaml("n3") + pod_yaml("p", cpu="2", spec=affinity)
+    )
     [record] = run_text(text).records
     assert record.status == "Unschedulable"
     assert record.message == (
@@ -181,9 +196,47 @@ def test_prefilter_rejection_lists_every_node() -> None:
     }
 
 
+class DenyPermit(PermitPlugin):
+    """A Permit plugin that rejects every pod after filtering and scoring."""
+
+    name: ClassVar[str] = "DenyPermit"
+
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
+        return Status(Code.UNSCHEDULABLE, "not now"), 0.0
+
+
+def test_permit_rejection_reports_the_host_and_no_feasible_node() -> None:
+    registry = in_tree_registry().merge(Registry([DenyPermit]))
+    cfg = parse_config(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"plugins": {"permit": {"enabled": [{"name": "DenyPermit"}]}}}],
+        },
+        registry,
+    )
+    state = state_of(node_yaml("n1") + node_yaml("n2") + pod_yaml("p") + pod_yaml("q"))
+    records = run_simulation(state, new_engine(state, cfg, registry, 1)).records
+    first = records[0]
+    assert (first.status, first.node, first.message) == (
+        "Unschedulable",
+        None,
+        "0/1 nodes are available: 1 not now.",
+    )
+    assert (first.feasible_nodes, first.evaluated_nodes) == (0, 2)
+    [(host, status)] = first.filter.items()
+    assert (status.plugin, status.reasons) == ("DenyPermit", ["not now"])
+    assert host in {s.name for s in first.scores}
+    # The rejected pod was forgotten, so both nodes still pass the second pod's filters.
+    second = records[1].attempt
+    assert second is not None and second.result is not None and second.result.feasible_nodes == 2
+
+
 def test_seed_makes_tie_breaking_repeatable() -> None:
     # Identical empty nodes tie on every score: the seed alone picks among them.
-    text = "".join(node_yaml(f"n{i}") for i in range(6)) + "".join(pod_yaml(f"p{i}", cpu="100m") for i in range(8))
+    text = "".join(node_yaml(f"n{i}") for i in range(6)) + "".join(
+        pod_yaml(f"p{i}", cpu="100m") for i in range(8)
+    )
     outputs = {format_json(run_text(text, seed=42)) for _ in range(3)}
     assert len(outputs) == 1
     placements = {tuple(r.node for r in run_text(text, seed=s).records) for s in range(10)}

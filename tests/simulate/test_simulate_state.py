@@ -42,10 +42,14 @@ def _error(text: str, path: str = "state.yaml") -> str:
 
 
 def test_multi_document_yaml_splits_running_and_pending() -> None:
-    state = state_of(node_yaml("n1") + node_yaml("n2") + pod_yaml("a", spec="  nodeName: n1\n") + pod_yaml("b"))
+    state = state_of(
+        node_yaml("n1") + node_yaml("n2") + pod_yaml("a", spec="  nodeName: n1\n") + pod_yaml("b")
+    )
     assert [n.name for n in state.nodes] == ["n1", "n2"]
     assert [p.key for p in state.running] == ["default/a"]
-    assert [(p.pod.key, p.index, p.where) for p in state.pending] == [("default/b", 0, "document 4 (Pod default/b)")]
+    assert [(p.pod.key, p.index, p.where) for p in state.pending] == [
+        ("default/b", 0, "document 4 (Pod default/b)")
+    ]
     assert state.warnings == []
 
 
@@ -68,8 +72,18 @@ def test_v1_list_and_typed_list_items_without_kind() -> None:
 
 
 def test_json_object_and_json_array() -> None:
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "2"}}}
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1"},
+        "status": {"allocatable": {"cpu": "2"}},
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c"}]},
+    }
     as_list = parse_state(json.dumps({"apiVersion": "v1", "kind": "List", "items": [node, pod]}), "s.json")
     as_array = parse_state(json.dumps([node, pod], indent=2), "s.json")
     for state in (as_list, as_array):
@@ -84,7 +98,9 @@ def test_empty_documents_are_ignored_but_counted() -> None:
 
 
 def test_unquoted_timestamps_stay_strings() -> None:
-    text = pod_yaml("p").replace("namespace: default}", "namespace: default, creationTimestamp: 2024-05-01T10:00:00Z}")
+    text = pod_yaml("p").replace(
+        "namespace: default}", "namespace: default, creationTimestamp: 2024-05-01T10:00:00Z}"
+    )
     assert state_of(text).pending[0].pod.creation_timestamp == "2024-05-01T10:00:00Z"
 
 
@@ -159,14 +175,18 @@ def test_priority_resolution_order() -> None:
 
 
 def test_priority_without_any_class_is_zero_and_class_may_follow_pod() -> None:
-    text = pod_yaml("none") + pod_yaml("early", spec="  priorityClassName: late\n") + (
-        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: late}\nvalue: 5\n"
+    text = (
+        pod_yaml("none")
+        + pod_yaml("early", spec="  priorityClassName: late\n")
+        + ("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: late}\nvalue: 5\n")
     )
     assert {p.pod.name: p.pod.priority for p in state_of(text).pending} == {"none": 0, "early": 5}
 
 
 def test_running_pods_get_their_priority_too() -> None:
-    text = PRIORITY_CLASSES + node_yaml("n1") + pod_yaml("r", spec="  nodeName: n1\n  priorityClassName: high\n")
+    text = (
+        PRIORITY_CLASSES + node_yaml("n1") + pod_yaml("r", spec="  nodeName: n1\n  priorityClassName: high\n")
+    )
     assert state_of(text).running[0].priority == 1000
 
 
@@ -198,18 +218,22 @@ def test_bad_node_quantity_inside_a_list() -> None:
     - {apiVersion: v1, kind: Node, metadata: {name: n1}}
     - {apiVersion: v1, kind: Node, metadata: {name: n2}, status: {allocatable: {memory: 1Qi}}}
     """
-    assert _error(text).startswith(
-        "state.yaml: document 1, item 2 (Node n2): status.allocatable.memory: "
-    )
+    assert _error(text).startswith("state.yaml: document 1, item 2 (Node n2): status.allocatable.memory: ")
 
 
 def test_document_not_a_mapping() -> None:
-    assert _error(node_yaml("n1") + "- a\n- b\n") == "state.yaml: document 2: expected an object (a mapping), got a list"
+    assert (
+        _error(node_yaml("n1") + "- a\n- b\n")
+        == "state.yaml: document 2: expected an object (a mapping), got a list"
+    )
     assert _error("just text\n") == "state.yaml: document 1: expected an object (a mapping), got a string"
 
 
 def test_missing_kind_and_api_version() -> None:
-    assert _error("metadata: {name: x}\n") == "state.yaml: document 1: kind: Required value: every object needs a kind"
+    assert (
+        _error("metadata: {name: x}\n")
+        == "state.yaml: document 1: kind: Required value: every object needs a kind"
+    )
     assert _error("kind: Pod\nmetadata: {name: x}\n") == (
         "state.yaml: document 1 (Pod default/x): apiVersion: Required value: every object needs an apiVersion"
     )

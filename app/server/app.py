@@ -1,0 +1,158 @@
+"""The FastAPI application: extender verbs, health, metrics, configz, version and OpenAPI docs.
+
+Routes:
+
+==================  ==========================================================================
+POST /filter        extender filter verb (:mod:`app.server.verbs`)
+POST /prioritize    extender prioritize verb
+GET  /healthz       ping (deprecated in Kubernetes, kept for probes that still use it)
+GET  /livez         ping
+GET  /readyz        ping, shutdown and the caller's ``readyz_checks`` (:mod:`app.server.health`)
+GET  /metrics       Prometheus text: scheduler_* (app.metrics), berth_extender_requests_total and
+                    the instrumentator's http_* metrics, all from the default registry
+GET  /configz       ``{"kubescheduler.config.k8s.io": <effective configuration>}``
+GET  /version       ``version.Info``-like JSON
+GET  /docs          Swagger UI over /openapi.json, which documents the wire types
+==================  ==========================================================================
+
+Every non-200 answer of the app is JSON ``{"Error": ...}`` (404, 405, 400, 413); the probes
+answer text/plain as Kubernetes components do.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, Request, Response
+from fastapi.openapi.utils import get_openapi
+from prometheus_fastapi_instrumentator import Instrumentator
+from prometheus_fastapi_instrumentator import metrics as http_metrics
+from pydantic.json_schema import models_json_schema
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.extender import schema
+from app.extender.service import ExtenderService
+from app.extender.wire import encode_error
+from app.scheduler.scheduler import Engine
+from app.server.health import Check, ShutdownCheck, install_health, ping
+from app.server.info import configz, version_info
+from app.server.verbs import install_verbs
+
+__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "create_app"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_REQUEST_BYTES = 64 << 20
+"""64 MiB: room for a 5,000-node NodeList of full objects."""
+
+_JSON = "application/json"
+_PROBES = ("/healthz", "/livez", "/readyz")
+
+
+def create_app(
+    engine: Engine,
+    *,
+    profile: str | None,
+    config_dump: dict[str, Any],
+    version: str,
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+    readyz_checks: Mapping[str, Check] | None = None,
+) -> FastAPI:
+    """Build the server for ``engine``.
+
+    ``profile`` names the profile the verbs run (None: the engine's first); ``config_dump`` is
+    what /configz shows; ``version`` feeds /version; bodies over ``max_request_bytes`` get 413.
+    ``readyz_checks`` are added to /readyz after ``ping`` and ``shutdown`` (an informer-sync check,
+    say). ``app.state.shutdown`` is the :class:`~app.server.health.ShutdownCheck`; a server may flip
+    it when a graceful shutdown begins, and the lifespan flips it when the app stops.
+    """
+    shutdown = ShutdownCheck()
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        shutdown.shutting_down = True
+
+    app = FastAPI(
+        title="berth",
+        version=version,
+        summary="A Kubernetes scheduler extender with kube-scheduler v1.36.3 semantics.",
+        lifespan=lifespan,
+    )
+    app.state.shutdown = shutdown
+    install_verbs(app, ExtenderService(engine, profile), max_request_bytes)
+    install_health(
+        app,
+        {
+            "healthz": {"ping": ping},
+            "livez": {"ping": ping},
+            "readyz": {"ping": ping, "shutdown": shutdown, **(readyz_checks or {})},
+        },
+    )
+    configz_body = orjson.dumps(configz(config_dump))
+    version_body = orjson.dumps(version_info(version))
+
+    @app.get("/configz", tags=["debug"], summary="The effective configuration", response_class=Response)
+    async def get_configz() -> Response:
+        return Response(configz_body, media_type=_JSON)
+
+    @app.get("/version", tags=["debug"], summary="Version information", response_class=Response)
+    async def get_version() -> Response:
+        return Response(version_body, media_type=_JSON)
+
+    _install_error_handlers(app)
+    _instrument(app)
+    app.openapi = _openapi_with_wire_types(app)  # type: ignore[method-assign]
+    return app
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    async def http_error(_: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        return Response(encode_error(str(exc.detail)), exc.status_code, exc.headers, _JSON)
+
+    async def internal_error(request: Request, exc: Exception) -> Response:
+        # The verbs catch their own exceptions (answering 200 + Error); this is the last resort for
+        # the other routes, and it never shows a traceback.
+        log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+        return Response(encode_error("internal server error"), 500, media_type=_JSON)
+
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(Exception, internal_error)
+
+
+# One set of HTTP collectors per process: prometheus_client refuses to register a name twice in
+# the default registry, and the instrumentator would then silently count nothing for a second app.
+_http_instrumentation: Callable[[Any], None] | None = None
+
+
+def _instrument(app: FastAPI) -> None:
+    global _http_instrumentation
+    if _http_instrumentation is None:
+        _http_instrumentation = http_metrics.default()
+    instrumentator = Instrumentator(excluded_handlers=["^/metrics$", *(f"^{p}(/.*)?$" for p in _PROBES)])
+    if _http_instrumentation is not None:
+        instrumentator.add(_http_instrumentation)
+    instrumentator.instrument(app).expose(app, include_in_schema=True, tags=["debug"])
+
+
+def _openapi_with_wire_types(app: FastAPI) -> Callable[[], dict[str, Any]]:
+    """app.openapi that also publishes ExtenderArgs, which the verbs read by hand."""
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            doc = get_openapi(title=app.title, version=app.version, summary=app.summary, routes=app.routes)
+            _, defs = models_json_schema(
+                [(schema.ExtenderArgs, "validation")], ref_template="#/components/schemas/{model}"
+            )
+            components = doc.setdefault("components", {}).setdefault("schemas", {})
+            for name, definition in defs.get("$defs", {}).items():
+                components.setdefault(name, definition)
+            app.openapi_schema = doc
+        return app.openapi_schema
+
+    return openapi
