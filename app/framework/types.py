@@ -14,6 +14,7 @@ from app.api.resources import (
     MEMORY,
     NON_MISSING_DEFAULTS,
     PODS,
+    is_pod_level_requests_set,
     is_scalar_resource,
     pod_requests,
 )
@@ -124,8 +125,16 @@ class PodInfo:
 
     def __init__(self, pod: Pod) -> None:
         self.pod = pod
-        self.requests = Resource.from_list(pod_requests(pod))
-        non_zero = pod_requests(pod, NON_MISSING_DEFAULTS)
+        requests = pod_requests(pod)
+        self.requests = Resource.from_list(requests)
+        # getNonMissingContainerRequests: with pod-level requests, a default only applies to a
+        # resource that neither the pod level nor any container (nor overhead) requests.
+        non_missing = (
+            {k: v for k, v in NON_MISSING_DEFAULTS.items() if k not in requests}
+            if is_pod_level_requests_set(pod)
+            else NON_MISSING_DEFAULTS
+        )
+        non_zero = pod_requests(pod, non_missing) if non_missing else requests
         self.non0_cpu = milli_value_of(non_zero[CPU]) if CPU in non_zero else 0
         self.non0_mem = value_of(non_zero[MEMORY]) if MEMORY in non_zero else 0
         self.extra: dict[str, object] = {}
@@ -160,30 +169,37 @@ HostPortKey = tuple[str, int]  # (protocol, port)
 class HostPortInfo:
     """Used host ports per IP (``framework.HostPortInfo``); "" and 0.0.0.0 mean all addresses.
 
-    A set, as in kube-scheduler: removing one of two pods that declared the same port frees it.
+    A set per IP, as kube-scheduler's: adding a used (ip, protocol, port) again is a no-op and one
+    removal frees it. Ports <= 0 are ignored. (The values are always 1; the dict form is kept.)
     """
 
     __slots__ = ("ports",)
 
     def __init__(self) -> None:
-        self.ports: dict[str, set[HostPortKey]] = {}
+        self.ports: dict[str, dict[HostPortKey, int]] = {}
 
     def add(self, ip: str, protocol: str, port: int) -> None:
         """Record a used port."""
-        self.ports.setdefault(ip or "0.0.0.0", set()).add((protocol or "TCP", port))
+        if port <= 0:
+            return
+        self.ports.setdefault(ip or "0.0.0.0", {})[(protocol or "TCP", port)] = 1
 
     def remove(self, ip: str, protocol: str, port: int) -> None:
         """Release a used port."""
+        if port <= 0:
+            return
         ip = ip or "0.0.0.0"
         per_ip = self.ports.get(ip)
         if per_ip is None:
             return
-        per_ip.discard((protocol or "TCP", port))
+        per_ip.pop((protocol or "TCP", port), None)
         if not per_ip:
             del self.ports[ip]
 
     def conflicts(self, ip: str, protocol: str, port: int) -> bool:
         """``CheckConflict``: same protocol/port on the same IP, or either side is 0.0.0.0."""
+        if port <= 0:
+            return False
         ip = ip or "0.0.0.0"
         key = (protocol or "TCP", port)
         if ip == "0.0.0.0":

@@ -1,0 +1,129 @@
+"""Decoding ExtenderArgs and encoding the results exactly as kube-scheduler marshals them."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from app.extender.wire import (
+    FilterResult,
+    HostPriority,
+    WireError,
+    decode_args,
+    encode_error,
+    encode_filter_result,
+    encode_host_priorities,
+)
+from builders import make_node, node_dict, pod_dict
+
+
+def body(obj: object) -> bytes:
+    return orjson.dumps(obj)
+
+
+def test_decode_node_names() -> None:
+    args = decode_args(body({"Pod": pod_dict("web"), "Nodes": None, "NodeNames": ["a", "b"]}))
+    assert args.pod.name == "web"
+    assert args.node_names == ["a", "b"]
+    assert args.nodes is None
+
+
+def test_decode_nodes_keeps_the_input_objects() -> None:
+    raw = node_dict("a")
+    raw["metadata"]["annotations"] = {"x": "y"}
+    raw["somethingBerthIgnores"] = [1, 2]
+    args = decode_args(body({"Pod": pod_dict(), "Nodes": {"metadata": {}, "items": [raw]}, "NodeNames": None}))
+    assert args.node_names is None
+    assert args.nodes is not None
+    assert [n.name for n in args.nodes] == ["a"]
+    assert args.nodes[0].raw == raw
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [("pod", "nodenames"), ("POD", "NODENAMES"), ("pOd", "nodeNames")],
+)
+def test_keys_match_case_insensitively(keys: tuple[str, str]) -> None:
+    args = decode_args(body({keys[0]: pod_dict("web"), keys[1]: ["a"]}))
+    assert args.pod.name == "web"
+    assert args.node_names == ["a"]
+
+
+def test_node_list_items_key_matches_case_insensitively() -> None:
+    args = decode_args(body({"Pod": pod_dict(), "nodes": {"Items": [node_dict("a")]}}))
+    assert args.nodes is not None and [n.name for n in args.nodes] == ["a"]
+
+
+def test_the_last_of_duplicate_keys_wins_as_in_go() -> None:
+    raw = b'{"Pod": {"metadata": {"name": "first"}}, "pod": {"metadata": {"name": "second"}}, "NodeNames": []}'
+    assert decode_args(raw).pod.name == "second"
+
+
+def test_nodes_wins_over_node_names() -> None:
+    args = decode_args(body({"Pod": pod_dict(), "Nodes": {"items": [node_dict("a")]}, "NodeNames": ["b"]}))
+    assert args.nodes is not None and args.node_names is None
+
+
+def test_null_items_is_an_empty_node_list() -> None:
+    # Go marshals an empty v1.NodeList's nil Items as null.
+    assert decode_args(body({"Pod": pod_dict(), "Nodes": {"metadata": {}, "items": None}})).nodes == []
+
+
+def test_unknown_keys_are_ignored() -> None:
+    assert decode_args(body({"Pod": pod_dict(), "NodeNames": [], "Extra": 1})).node_names == []
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b"{", "request body is not valid JSON"),
+        (b"", "request body is not valid JSON"),
+        (b"[]", "request body: expected a JSON object (ExtenderArgs), got array"),
+        (body({"NodeNames": ["a"]}), "Pod: Required value"),
+        (body({"Pod": None, "NodeNames": ["a"]}), "Pod: Required value"),
+        (body({"Pod": "web", "NodeNames": ["a"]}), "Pod: expected an object (v1.Pod), got string"),
+        (body({"Pod": pod_dict()}), "Nodes, NodeNames: Required value"),
+        (body({"Pod": pod_dict(), "NodeNames": "a"}), "NodeNames: expected an array of strings, got string"),
+        (body({"Pod": pod_dict(), "NodeNames": ["a", 3]}), "NodeNames[1]: expected a string, got number"),
+        (body({"Pod": pod_dict(), "Nodes": []}), "Nodes: expected an object (v1.NodeList), got array"),
+        (body({"Pod": pod_dict(), "Nodes": {"metadata": {}}}), "Nodes.items: Required value"),
+        (body({"Pod": pod_dict(), "Nodes": {"items": {}}}), "Nodes.items: expected an array, got object"),
+        (body({"Pod": pod_dict(), "Nodes": {"items": [node_dict("a"), 7]}}), "Nodes.items[1]: expected a Node"),
+        (
+            body({"Pod": pod_dict(), "Nodes": {"items": [node_dict("a"), node_dict("b"), {"metadata": {}}]}}),
+            "Nodes.items[2].metadata.name: Required value",
+        ),
+        (
+            body({"Pod": pod_dict(requests=[{"cpu": "lots"}]), "NodeNames": []}),
+            "Pod.spec.containers[0].resources.requests.cpu: ",
+        ),
+        (body({"Pod": {"metadata": {}}, "NodeNames": []}), "Pod.metadata.name: Required value"),
+    ],
+)
+def test_bad_bodies_name_the_problem(raw: bytes, message: str) -> None:
+    with pytest.raises(WireError) as err:
+        decode_args(raw)
+    assert str(err.value).startswith(message), str(err.value)
+
+
+def test_filter_result_has_every_key_in_go_order_with_nulls() -> None:
+    out = orjson.loads(encode_filter_result(FilterResult(node_names=["a"])))
+    assert list(out) == ["Nodes", "NodeNames", "FailedNodes", "FailedAndUnresolvableNodes", "Error"]
+    assert out == {"Nodes": None, "NodeNames": ["a"], "FailedNodes": None, "FailedAndUnresolvableNodes": None, "Error": ""}
+
+
+def test_filter_result_echoes_node_objects_in_a_node_list() -> None:
+    node = make_node("a")
+    out = orjson.loads(encode_filter_result(FilterResult(nodes=[node], failed={"b": "why"})))
+    assert out["Nodes"] == {"metadata": {}, "items": [node.raw]}
+    assert out["FailedNodes"] == {"b": "why"}
+    assert out["NodeNames"] is None
+
+
+def test_host_priorities_are_a_bare_array() -> None:
+    assert encode_host_priorities([HostPriority("a", 7)]) == b'[{"Host":"a","Score":7}]'
+    assert encode_host_priorities([]) == b"[]"
+
+
+def test_error_body() -> None:
+    assert orjson.loads(encode_error("bad")) == {"Error": "bad"}
