@@ -21,10 +21,15 @@ from app.scheduler.scheduler import Engine
 def make_node(i: int) -> Node:
     """A scheduler_perf default node."""
     raw: dict[str, Any] = {
-        "metadata": {"name": f"scheduler-perf-{i}", "uid": f"node-{i}",
-                     "labels": {"kubernetes.io/hostname": f"scheduler-perf-{i}"}},
-        "status": {"capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
-                   "allocatable": {"pods": "110", "cpu": "4", "memory": "32Gi"}},
+        "metadata": {
+            "name": f"scheduler-perf-{i}",
+            "uid": f"node-{i}",
+            "labels": {"kubernetes.io/hostname": f"scheduler-perf-{i}"},
+        },
+        "status": {
+            "capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+            "allocatable": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+        },
     }
     return parse_node(raw)
 
@@ -34,9 +39,16 @@ def make_pod(i: int) -> Pod:
     res = {"cpu": "100m", "memory": "500Mi"}
     raw = {
         "metadata": {"name": f"pod-{i}", "namespace": "default", "uid": f"pod-{i}"},
-        "spec": {"containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.10.2",
-                                 "ports": [{"containerPort": 80}],
-                                 "resources": {"limits": res, "requests": res}}]},
+        "spec": {
+            "containers": [
+                {
+                    "name": "pause",
+                    "image": "registry.k8s.io/pause:3.10.2",
+                    "ports": [{"containerPort": 80}],
+                    "resources": {"limits": res, "requests": res},
+                }
+            ]
+        },
     }
     return parse_pod(raw)
 
@@ -78,7 +90,9 @@ def main() -> None:
     print(f"{'workload':<28} {'nodes':>6} {'pods/s':>9} {'p50 ms':>8} {'p99 ms':>8}")
     for n in (int(x) for x in args.nodes.split(",")):
         r = run(n, args.init_pods, args.measure_pods)
-        print(f"{'SchedulingBasic':<28} {n:>6} {r['pods_per_s']:>9.1f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}")
+        print(
+            f"{'SchedulingBasic':<28} {n:>6} {r['pods_per_s']:>9.1f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}"
+        )
 
 
 if __name__ == "__main__":

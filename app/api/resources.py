@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from fractions import Fraction
 from functools import lru_cache
 
 from app.api.objects import Container, Pod, ResourceList
+from app.api.validation import is_extended_resource_name
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -25,39 +25,18 @@ def is_hugepages(name: str) -> bool:
     return name.startswith("hugepages-")
 
 
+@lru_cache(maxsize=1024)
 def is_scalar_resource(name: str) -> bool:
-    """``IsScalarResourceName``: extended, hugepages, prefixed-native and attachable-volumes resources."""
+    """``IsScalarResourceName``: extended, hugepages, prefixed-native and attachable-volumes resources.
+
+    Extended means ``IsExtendedResourceName``, which also requires ``requests.<name>`` to be a
+    qualified name (so ``Example.com/gpu`` or ``a/b/c`` are not scalar resources).
+    """
     if is_hugepages(name) or name.startswith("attachable-volumes-"):
         return True
     if "kubernetes.io/" in name:
         return True  # prefixed native resource
-    return is_extended_resource(name)
-
-
-_DNS1123_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_LABEL_KEY_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-
-
-def _is_qualified_name(value: str) -> bool:
-    """``validation.IsQualifiedName``: an optional DNS-subdomain prefix and "/", then a name part."""
-    parts = value.split("/")
-    if len(parts) > 2:
-        return False
-    if len(parts) == 2:
-        prefix = parts[0]
-        if not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.match(prefix):
-            return False
-    name = parts[-1]
-    return 0 < len(name) <= 63 and _LABEL_KEY_NAME_RE.match(name) is not None
-
-
-@lru_cache(maxsize=1024)
-def is_extended_resource(name: str) -> bool:
-    """``IsExtendedResourceName``: domain-prefixed, outside kubernetes.io, not a quota name, and a
-    qualified name once prefixed with ``requests.`` (so ``Example.com/gpu`` is not one)."""
-    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
-        return False
-    return _is_qualified_name("requests." + name)
+    return is_extended_resource_name(name)
 
 
 def _with_defaults(container: Container, defaults: ResourceList | None) -> ResourceList:

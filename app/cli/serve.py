@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 from typing import Any
 
 from app import __version__, logs
@@ -74,6 +75,10 @@ def run(args: argparse.Namespace) -> int:
     if args.max_request_bytes <= 0:
         raise CommandError("--max-request-bytes: must be positive")
     engine, config_dump = build_engine(args)
+    # The preloaded cache is long-lived: keep the collector from re-walking it on every large
+    # request body (each full collection would otherwise traverse every cached node and pod).
+    gc.collect()
+    gc.freeze()
 
     import uvicorn
 

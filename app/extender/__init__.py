@@ -2,7 +2,7 @@
 
 Public API: :func:`decode_args`, :func:`encode_filter_result`, :func:`encode_host_priorities`,
 :func:`encode_error`, :class:`ExtenderArgs`, :class:`FilterResult`, :class:`HostPriority`,
-:class:`WireError` (:mod:`app.extender.wire`), and :class:`ExtenderService`, :func:`extender_score`,
+:class:`NodeCache`, :class:`WireError` (:mod:`app.extender.wire`), and :class:`ExtenderService`, :func:`extender_score`,
 :class:`NoProfileError` (:mod:`app.extender.service`). The HTTP server lives in :mod:`app.server`.
 """
 
@@ -12,11 +12,13 @@ from app.extender.service import (
     ExtenderService,
     NoProfileError,
     extender_score,
+    max_total_score,
 )
 from app.extender.wire import (
     ExtenderArgs,
     FilterResult,
     HostPriority,
+    NodeCache,
     WireError,
     decode_args,
     encode_error,
@@ -32,10 +34,12 @@ __all__ = [
     "FilterResult",
     "HostPriority",
     "NoProfileError",
+    "NodeCache",
     "WireError",
     "decode_args",
     "encode_error",
     "encode_filter_result",
     "encode_host_priorities",
     "extender_score",
+    "max_total_score",
 ]

@@ -6,8 +6,9 @@ Which nodes are evaluated:
   does not know fails /filter with :data:`UNKNOWN_NODE_REASON` (an ``Unschedulable`` failure, so
   kube-scheduler's preemption may still consider it once berth has caught up) and is left out of
   /prioritize.
-- ``Nodes`` (``nodeCacheCapable: false``): exactly the node objects sent, each with the pods berth's
-  cache holds on a node of that name, so a busy node is never taken for an idle one.
+- ``Nodes`` (``nodeCacheCapable: false``): exactly the node objects sent (labels, taints,
+  allocatable... as sent), each with the pods berth's cache holds on a node of that name, so a
+  busy node is never taken for an idle one. Passing nodes are echoed as the objects sent.
 
 Which profile: the one named at construction, else the engine's first profile. The pod's
 ``spec.schedulerName`` is not consulted, because kube-scheduler calls an extender for pods of
@@ -39,6 +40,7 @@ __all__ = [
     "ExtenderService",
     "NoProfileError",
     "extender_score",
+    "max_total_score",
 ]
 
 log = logging.getLogger(__name__)
@@ -65,6 +67,17 @@ def extender_score(total: int, max_total: int) -> int:
     if max_total <= 0:
         return 0
     return min(MAX_EXTENDER_PRIORITY, max(0, total * MAX_EXTENDER_PRIORITY // max_total))
+
+
+def max_total_score(fwk: Framework) -> int:
+    """``100 * sum(weights)`` over the profile's Score plugins: the highest total a node can reach.
+
+    Only plugins that run at Score count (``score_weights`` also holds the weights of MultiPoint
+    plugins disabled at Score, as kube-scheduler's does). A plugin that skips itself for a pod
+    (PreScore Skip) still counts, so the range does not change from pod to pod.
+    """
+    weights = fwk.score_weights
+    return 100 * sum(weights.get(pl.name, 1) for pl in fwk.score)
 
 
 class ExtenderService:
@@ -122,7 +135,7 @@ class ExtenderService:
             scores = self.engine.score_nodes(fwk, args.pod, infos) if infos else []
         except (NoProfileError, SchedulingError) as err:
             return [], _error_text(err)
-        max_total = 100 * sum(fwk.score_weights.values())
+        max_total = max_total_score(fwk)
         return [HostPriority(s.name, extender_score(s.total, max_total)) for s in scores], ""
 
     # --- nodes ---------------------------------------------------------------------------
@@ -138,10 +151,14 @@ class ExtenderService:
         for node in args.nodes:
             cached = snapshot.node_info_map.get(node.name)
             if cached is not None:
-                # The snapshot's PodInfos are shared, never mutated, so reusing them is safe and
-                # saves recomputing every pod's requests; images are summarised from berth's view.
-                info = NodeInfo(node, cached.pods)
-                info.image_states = cached.image_states
+                # berth's view of the node (its pods, their aggregated requests and ports, image
+                # summaries) with the object sent swapped in: a clone, as the snapshot's entry must
+                # not change, and far cheaper than re-adding every pod.
+                info = cached.clone()
+                if cached.node is not None and cached.node.allocatable == node.allocatable:
+                    info.node = node  # same allocatable: keep the computed Resource
+                else:
+                    info.set_node(node)
             else:
                 # Not in the snapshot: unknown to berth, or a node object deleted while its pods
                 # remain (a ghost); the cache still knows those pods.

@@ -28,6 +28,7 @@ __all__ = [
     "ExtenderArgs",
     "FilterResult",
     "HostPriority",
+    "NodeCache",
     "WireError",
     "decode_args",
     "encode_error",
@@ -81,8 +82,58 @@ class HostPriority:
 # --- decoding ---------------------------------------------------------------------------
 
 
-def decode_args(body: bytes) -> ExtenderArgs:
-    """Decode an ``ExtenderArgs`` body (filter and prioritize share it); raise :class:`WireError`."""
+class NodeCache:
+    """Parsed Nodes by ``(name, uid, resourceVersion)``, so ``Nodes`` requests skip re-parsing.
+
+    kube-scheduler sends the same node objects from its informer call after call; an object's
+    ``resourceVersion`` changes with every change to it, so an object with a version already seen
+    has the content already parsed. Objects without ``uid`` and ``resourceVersion`` (hand-written
+    ones) are always parsed. The cache keeps the ``capacity`` most recently added entries.
+    """
+
+    def __init__(self, capacity: int = 16384) -> None:
+        self.capacity = capacity
+        self._nodes: dict[tuple[str, str, str], Node] = {}
+
+    def parse(self, raw: Any, path: str) -> Node:
+        """:func:`~app.api.objects.parse_node`, or a copy of the cached Node with ``raw`` swapped in."""
+        meta = raw.get("metadata") if isinstance(raw, dict) else None
+        if not isinstance(meta, dict):
+            return parse_node(raw, path)
+        key = (meta.get("name"), meta.get("uid"), meta.get("resourceVersion"))
+        if not (key[0] and key[1] and key[2]) or not all(isinstance(k, str) for k in key):
+            return parse_node(raw, path)
+        hit = self._nodes.get(key)  # type: ignore[arg-type]
+        if hit is not None:
+            return _with_raw(hit, raw)
+        node = parse_node(raw, path)
+        if len(self._nodes) >= self.capacity:
+            del self._nodes[next(iter(self._nodes))]
+        self._nodes[key] = node  # type: ignore[index]
+        return node
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+
+def _with_raw(node: Node, raw: Any) -> Node:
+    """A shallow copy of ``node`` whose ``raw`` is this request's object, which the answer echoes."""
+    clone = Node.__new__(Node)
+    for slot in _NODE_SLOTS:
+        object.__setattr__(clone, slot, getattr(node, slot))
+    clone.raw = raw
+    return clone
+
+
+_NODE_SLOTS = tuple(s for s in Node.__slots__ if s != "raw")
+
+
+def decode_args(body: bytes, node_cache: NodeCache | None = None) -> ExtenderArgs:
+    """Decode an ``ExtenderArgs`` body (filter and prioritize share it); raise :class:`WireError`.
+
+    With ``node_cache``, node objects already parsed (same name, uid and resourceVersion) are
+    taken from it.
+    """
     try:
         doc = orjson.loads(body)
     except orjson.JSONDecodeError as err:
@@ -102,13 +153,13 @@ def decode_args(body: bytes) -> ExtenderArgs:
     try:
         pod = parse_pod(raw_pod, "Pod")
         if raw_nodes is not None:
-            return ExtenderArgs(pod, _decode_node_list(raw_nodes), None)
+            return ExtenderArgs(pod, _decode_node_list(raw_nodes, node_cache), None)
         return ExtenderArgs(pod, None, _decode_names(raw_names))
     except FieldError as err:
         raise WireError(str(err)) from None
 
 
-def _decode_node_list(raw: Any) -> list[Node]:
+def _decode_node_list(raw: Any, node_cache: NodeCache | None) -> list[Node]:
     if not isinstance(raw, dict):
         raise WireError(f"Nodes: expected an object (v1.NodeList), got {_type_name(raw)}")
     fields = _fold(raw, _NODE_LIST_FIELDS)
@@ -119,7 +170,8 @@ def _decode_node_list(raw: Any) -> list[Node]:
         return []
     if not isinstance(items, list):
         raise WireError(f"Nodes.items: expected an array, got {_type_name(items)}")
-    return [parse_node(item, f"Nodes.items[{i}]") for i, item in enumerate(items)]
+    parse = parse_node if node_cache is None else node_cache.parse
+    return [parse(item, f"Nodes.items[{i}]") for i, item in enumerate(items)]
 
 
 def _decode_names(raw: Any) -> list[str]:

@@ -311,8 +311,11 @@ class Framework:
         results = [NodeScore(n.name) for n in nodes]
         status: Status | None = None
         try:
-            for pl in self.active_scorers(state):
-                weight = self.score_weights[pl.name]
+            # As RunScorePlugins: every plugin's Score first, then every NormalizeScore, then the
+            # range check and weights, so a Score failure wins over another plugin's bad range.
+            plugins = self.active_scorers(state)
+            all_scores: list[list[int]] = []
+            for pl in plugins:
                 try:
                     if state.record_plugin_metrics:
                         t0 = time.perf_counter()
@@ -327,13 +330,17 @@ class Framework:
                     status = Status(Code.ERROR, f'running Score plugins: plugin "{pl.name}" failed with: {err}',
                                     plugin=pl.name)
                     return [], status
+                all_scores.append(scores)
+            for pl, scores in zip(plugins, all_scores, strict=True):
                 if pl.normalizes:
                     s = pl.normalize_score(state, pod, nodes, scores)
                     if s is not None and not s.is_success():
                         status = Status(Code.ERROR, f'running Normalize on Score plugins: plugin "{pl.name}" '
                                         f"failed with: {s.message()}", plugin=pl.name)
                         return [], status
+            for pl, scores in zip(plugins, all_scores, strict=True):
                 name = pl.name
+                weight = self.score_weights[name]
                 for i, sc in enumerate(scores):
                     if sc > MAX_NODE_SCORE or sc < 0:
                         status = Status(
@@ -369,23 +376,29 @@ class Framework:
             pl.unreserve(state, pod, node_name)
 
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
-        """Permit: a rejection returns at once; Wait returns the shortest timeout (capped at 15 min)."""
+        """Permit: a rejection returns at once; Wait returns the shortest timeout (capped at 15 min).
+
+        As kube-scheduler, the Wait status is the last waiting plugin's, with the reason
+        "one or more plugins asked to wait and no plugin rejected pod" appended.
+        """
         wait: float | None = None
+        wait_status: Status | None = None
         for pl in self.permit:
             s, timeout = self._call(state, "Permit", pl.name, pl.permit, state, pod, node_name)
             if s is None or s.is_success():
                 continue
-            s.plugin = pl.name
             if s.is_rejected():
+                s.plugin = pl.name
                 return s, 0.0
             if s.code is Code.WAIT:
                 t = min(timeout, MAX_PERMIT_TIMEOUT)
                 wait = t if wait is None else min(wait, t)
+                wait_status = s
                 continue
             return Status(Code.ERROR, f'running Permit plugin "{pl.name}": {s.message()}', plugin=pl.name), 0.0
-        if wait is not None:
-            return (Status(Code.WAIT, f"one or more plugins asked to wait and no plugin rejected pod {pod.name!r}"),
-                    wait)
+        if wait_status is not None and wait is not None:
+            wait_status.reasons.append("one or more plugins asked to wait and no plugin rejected pod")
+            return wait_status, wait
         return None, 0.0
 
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
@@ -408,8 +421,10 @@ class Framework:
                 continue
             if s is None or s.is_success():
                 status = Status(Code.SUCCESS, plugin=pl.name)
+            elif s.is_rejected():
+                status = s.with_plugin(pl.name)
             else:
-                status = Status(Code.ERROR, f'binding "{pod.key}" to "{node_name}": {s.message()}', plugin=pl.name)
+                status = Status(Code.ERROR, f'running Bind plugin "{pl.name}": {s.message()}', plugin=pl.name)
             break
         self._observe_point("Bind", status, start)
         return status
@@ -481,7 +496,7 @@ def _expand(spec: ProfileSpec, plugins: Mapping[str, Plugin]) -> dict[str, list[
         for ref in enabled:
             pl = plugins[ref.name]
             if not isinstance(pl, iface):
-                raise FrameworkError(f'plugin "{ref.name}" does not extend {point} plugin')
+                raise FrameworkError(f'plugin "{ref.name}" does not extend {iface.__name__} plugin')
             if ref.name in explicit:
                 raise FrameworkError(f'plugin "{ref.name}" already registered as "{iface.__name__}"')
             explicit.append(ref.name)

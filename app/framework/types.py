@@ -169,20 +169,20 @@ HostPortKey = tuple[str, int]  # (protocol, port)
 class HostPortInfo:
     """Used host ports per IP (``framework.HostPortInfo``); "" and 0.0.0.0 mean all addresses.
 
-    A set per IP, as kube-scheduler's: adding a used (ip, protocol, port) again is a no-op and one
-    removal frees it. Ports <= 0 are ignored. (The values are always 1; the dict form is kept.)
+    A set, as in kube-scheduler: removing one of two pods that declared the same port frees it.
+    Ports <= 0 are ignored, as ``HostPortInfo.Add/Remove/CheckConflict`` do.
     """
 
     __slots__ = ("ports",)
 
     def __init__(self) -> None:
-        self.ports: dict[str, dict[HostPortKey, int]] = {}
+        self.ports: dict[str, set[HostPortKey]] = {}
 
     def add(self, ip: str, protocol: str, port: int) -> None:
         """Record a used port."""
         if port <= 0:
             return
-        self.ports.setdefault(ip or "0.0.0.0", {})[(protocol or "TCP", port)] = 1
+        self.ports.setdefault(ip or "0.0.0.0", set()).add((protocol or "TCP", port))
 
     def remove(self, ip: str, protocol: str, port: int) -> None:
         """Release a used port."""
@@ -192,7 +192,7 @@ class HostPortInfo:
         per_ip = self.ports.get(ip)
         if per_ip is None:
             return
-        per_ip.pop((protocol or "TCP", port), None)
+        per_ip.discard((protocol or "TCP", port))
         if not per_ip:
             del self.ports[ip]
 

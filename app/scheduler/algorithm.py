@@ -116,9 +116,9 @@ class Algorithm:
             return [], diagnosis
 
         if nodes is None and pod.nominated_node_name:
-            feasible = self._evaluate_nominated_node(fwk, state, pod, diagnosis)
-            if feasible:
-                return feasible, diagnosis
+            nominated_fit = self._evaluate_nominated_node(fwk, state, pod, diagnosis)
+            if nominated_fit:
+                return nominated_fit, diagnosis
 
         candidates = all_nodes
         if pre_result is not None and pre_result.node_names is not None:
@@ -128,10 +128,14 @@ class Algorithm:
             diagnosis.node_to_status.absent = Status(
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) didn't satisfy plugin(s) [{names}]"
             )
-        feasible = self._find_nodes_that_pass_filters(fwk, state, pod, diagnosis, candidates)
-        if all_nodes:
-            processed = len(feasible) + len(diagnosis.node_to_status)
-            self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
+        feasible: list[NodeInfo] = []
+        try:
+            self._find_nodes_that_pass_filters(fwk, state, pod, diagnosis, candidates, feasible)
+        finally:
+            # As kube-scheduler, advance the start index even when a Filter errored.
+            if all_nodes:
+                processed = len(feasible) + len(diagnosis.node_to_status)
+                self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
         return feasible, diagnosis
 
     def _evaluate_nominated_node(
@@ -144,11 +148,20 @@ class Algorithm:
         return feasible
 
     def _find_nodes_that_pass_filters(
-        self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis, nodes: Sequence[NodeInfo]
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        diagnosis: Diagnosis,
+        nodes: Sequence[NodeInfo],
+        feasible: list[NodeInfo] | None = None,
     ) -> list[NodeInfo]:
+        """Filter ``nodes`` from the start index; feasible nodes are appended to ``feasible``."""
+        if feasible is None:
+            feasible = []
         n = len(nodes)
         if n == 0:
-            return []
+            return feasible
         percentage = (
             fwk.percentage_of_nodes_to_score
             if fwk.percentage_of_nodes_to_score is not None
@@ -161,8 +174,8 @@ class Algorithm:
         order = [*nodes[start:], *nodes[:start]] if start else nodes
         filters = fwk.active_filters(state)
         if not filters:
-            return list(order[:to_find])
-        feasible: list[NodeInfo] = []
+            feasible.extend(order[:to_find])
+            return feasible
         statuses = diagnosis.node_to_status.statuses
         nominated = self.nominated_pods
         run = fwk.run_filter_plugins

@@ -168,7 +168,8 @@ class Engine:
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed)
             if status.is_rejected():
-                diagnosis = result.diagnosis
+                # A fresh diagnosis, as schedule_one.go: only the chosen host's rejection counts.
+                diagnosis = Diagnosis()
                 diagnosis.node_to_status.statuses[host] = status
                 diagnosis.add_plugin_status(status)
                 fit = FitError(pod.key, 1, diagnosis)

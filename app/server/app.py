@@ -133,11 +133,26 @@ _http_instrumentation: Callable[[Any], None] | None = None
 def _instrument(app: FastAPI) -> None:
     global _http_instrumentation
     if _http_instrumentation is None:
-        _http_instrumentation = http_metrics.default()
+        _http_instrumentation = _tolerant(http_metrics.default())
     instrumentator = Instrumentator(excluded_handlers=["^/metrics$", *(f"^{p}(/.*)?$" for p in _PROBES)])
     if _http_instrumentation is not None:
         instrumentator.add(_http_instrumentation)
     instrumentator.instrument(app).expose(app, include_in_schema=True, tags=["debug"])
+
+
+def _tolerant(instrumentation: Callable[[Any], None] | None) -> Callable[[Any], None] | None:
+    """Never let a metric fail a request (the instrumentator int()s a malformed Content-Length)."""
+    if instrumentation is None:
+        return None
+    inner = instrumentation
+
+    def observe(info: Any) -> None:
+        try:
+            inner(info)
+        except ValueError:
+            log.debug("HTTP metrics skipped for a request", exc_info=True)
+
+    return observe
 
 
 def _openapi_with_wire_types(app: FastAPI) -> Callable[[], dict[str, Any]]:

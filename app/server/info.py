@@ -10,7 +10,8 @@ from typing import Any
 
 __all__ = ["CONFIGZ_KEY", "configz", "version_info"]
 
-CONFIGZ_KEY = "kubescheduler.config.k8s.io"
+# kube-scheduler registers its configuration as configz.New("componentconfig") (cmd/kube-scheduler/app/server.go).
+CONFIGZ_KEY = "componentconfig"
 """The key /configz files the effective configuration under."""
 
 

@@ -25,6 +25,7 @@ from app.extender.service import ExtenderService
 from app.extender.wire import (
     ExtenderArgs,
     FilterResult,
+    NodeCache,
     WireError,
     decode_args,
     encode_error,
@@ -63,6 +64,7 @@ Run = Callable[[ExtenderArgs], tuple[bytes, str]]
 
 def install_verbs(app: FastAPI, service: ExtenderService, max_request_bytes: int) -> None:
     """Add the verb routes to ``app``."""
+    node_cache = NodeCache()
 
     def run_filter(args: ExtenderArgs) -> tuple[bytes, str]:
         result = service.filter(args)
@@ -81,7 +83,7 @@ def install_verbs(app: FastAPI, service: ExtenderService, max_request_bytes: int
         openapi_extra=_REQUEST_BODY,
     )
     async def filter_verb(request: Request) -> Response:
-        return await _serve(request, "filter", run_filter, max_request_bytes)
+        return await _serve(request, "filter", run_filter, max_request_bytes, node_cache)
 
     @app.post(
         "/prioritize",
@@ -92,12 +94,12 @@ def install_verbs(app: FastAPI, service: ExtenderService, max_request_bytes: int
         openapi_extra=_REQUEST_BODY,
     )
     async def prioritize_verb(request: Request) -> Response:
-        return await _serve(request, "prioritize", run_prioritize, max_request_bytes)
+        return await _serve(request, "prioritize", run_prioritize, max_request_bytes, node_cache)
 
 
-async def _serve(request: Request, verb: str, run: Run, limit: int) -> Response:
+async def _serve(request: Request, verb: str, run: Run, limit: int, node_cache: NodeCache) -> Response:
     try:
-        args = decode_args(await read_body(request, limit))
+        args = decode_args(await read_body(request, limit), node_cache)
     except BodyError as err:
         REQUESTS.labels(verb, "bad_request").inc()
         return Response(encode_error(err.message), err.status_code, media_type=_JSON)

@@ -8,6 +8,7 @@ import pytest
 from app.extender.wire import (
     FilterResult,
     HostPriority,
+    NodeCache,
     WireError,
     decode_args,
     encode_error,
@@ -32,7 +33,9 @@ def test_decode_nodes_keeps_the_input_objects() -> None:
     raw = node_dict("a")
     raw["metadata"]["annotations"] = {"x": "y"}
     raw["somethingBerthIgnores"] = [1, 2]
-    args = decode_args(body({"Pod": pod_dict(), "Nodes": {"metadata": {}, "items": [raw]}, "NodeNames": None}))
+    args = decode_args(
+        body({"Pod": pod_dict(), "Nodes": {"metadata": {}, "items": [raw]}, "NodeNames": None})
+    )
     assert args.node_names is None
     assert args.nodes is not None
     assert [n.name for n in args.nodes] == ["a"]
@@ -55,7 +58,9 @@ def test_node_list_items_key_matches_case_insensitively() -> None:
 
 
 def test_the_last_of_duplicate_keys_wins_as_in_go() -> None:
-    raw = b'{"Pod": {"metadata": {"name": "first"}}, "pod": {"metadata": {"name": "second"}}, "NodeNames": []}'
+    raw = (
+        b'{"Pod": {"metadata": {"name": "first"}}, "pod": {"metadata": {"name": "second"}}, "NodeNames": []}'
+    )
     assert decode_args(raw).pod.name == "second"
 
 
@@ -88,7 +93,10 @@ def test_unknown_keys_are_ignored() -> None:
         (body({"Pod": pod_dict(), "Nodes": []}), "Nodes: expected an object (v1.NodeList), got array"),
         (body({"Pod": pod_dict(), "Nodes": {"metadata": {}}}), "Nodes.items: Required value"),
         (body({"Pod": pod_dict(), "Nodes": {"items": {}}}), "Nodes.items: expected an array, got object"),
-        (body({"Pod": pod_dict(), "Nodes": {"items": [node_dict("a"), 7]}}), "Nodes.items[1]: expected a Node"),
+        (
+            body({"Pod": pod_dict(), "Nodes": {"items": [node_dict("a"), 7]}}),
+            "Nodes.items[1]: expected a Node",
+        ),
         (
             body({"Pod": pod_dict(), "Nodes": {"items": [node_dict("a"), node_dict("b"), {"metadata": {}}]}}),
             "Nodes.items[2].metadata.name: Required value",
@@ -109,7 +117,13 @@ def test_bad_bodies_name_the_problem(raw: bytes, message: str) -> None:
 def test_filter_result_has_every_key_in_go_order_with_nulls() -> None:
     out = orjson.loads(encode_filter_result(FilterResult(node_names=["a"])))
     assert list(out) == ["Nodes", "NodeNames", "FailedNodes", "FailedAndUnresolvableNodes", "Error"]
-    assert out == {"Nodes": None, "NodeNames": ["a"], "FailedNodes": None, "FailedAndUnresolvableNodes": None, "Error": ""}
+    assert out == {
+        "Nodes": None,
+        "NodeNames": ["a"],
+        "FailedNodes": None,
+        "FailedAndUnresolvableNodes": None,
+        "Error": "",
+    }
 
 
 def test_filter_result_echoes_node_objects_in_a_node_list() -> None:
@@ -127,3 +141,50 @@ def test_host_priorities_are_a_bare_array() -> None:
 
 def test_error_body() -> None:
     assert orjson.loads(encode_error("bad")) == {"Error": "bad"}
+
+
+def versioned(name: str, rv: str, cpu: str = "4") -> dict[str, object]:
+    raw = node_dict(name, {"cpu": cpu})
+    raw["metadata"]["resourceVersion"] = rv  # type: ignore[index]
+    return raw
+
+
+def test_node_cache_reuses_a_parse_but_echoes_this_requests_object() -> None:
+    cache = NodeCache()
+    first = versioned("a", "7")
+    again = versioned("a", "7")
+    again["status"]["extra"] = "only in the second"  # type: ignore[index]
+    n1 = decode_args(body({"Pod": pod_dict(), "Nodes": {"items": [first]}}), cache).nodes
+    n2 = decode_args(body({"Pod": pod_dict(), "Nodes": {"items": [again]}}), cache).nodes
+    assert n1 is not None and n2 is not None
+    assert len(cache) == 1
+    assert n2[0].raw == again and n1[0].raw == first
+    assert n2[0].allocatable is n1[0].allocatable  # parsed once
+    out = orjson.loads(encode_filter_result(FilterResult(nodes=n2)))
+    assert out["Nodes"]["items"] == [again]
+
+
+def test_node_cache_parses_a_new_resource_version() -> None:
+    cache = NodeCache()
+    decode_args(body({"Pod": pod_dict(), "Nodes": {"items": [versioned("a", "7", "4")]}}), cache)
+    nodes = decode_args(
+        body({"Pod": pod_dict(), "Nodes": {"items": [versioned("a", "8", "8")]}}), cache
+    ).nodes
+    assert nodes is not None and str(nodes[0].allocatable["cpu"]) == "8"
+    assert len(cache) == 2
+
+
+def test_node_cache_skips_objects_without_a_version_and_stays_bounded() -> None:
+    cache = NodeCache(capacity=2)
+    decode_args(body({"Pod": pod_dict(), "Nodes": {"items": [node_dict("plain")]}}), cache)
+    assert len(cache) == 0
+    items = [versioned(f"n{i}", "1") for i in range(5)]
+    decode_args(body({"Pod": pod_dict(), "Nodes": {"items": items}}), cache)
+    assert len(cache) == 2
+
+
+def test_node_cache_still_reports_bad_objects() -> None:
+    bad = versioned("a", "1")
+    bad["status"]["allocatable"] = {"cpu": "x"}  # type: ignore[index]
+    with pytest.raises(WireError, match=r"^Nodes.items\[0\].status.allocatable.cpu: "):
+        decode_args(body({"Pod": pod_dict(), "Nodes": {"items": [bad]}}), NodeCache())

@@ -40,7 +40,6 @@ class Cache:
         self._tree = NodeTree()
         self._pods: dict[str, _PodState] = {}
         self._images: dict[str, _ImageState] = {}
-        self._tree_changed = True
 
     # --- nodes -------------------------------------------------------------------------
 
@@ -58,7 +57,6 @@ class Cache:
                 self._tree.add(node)
             else:
                 self._tree.update(info.node, node)
-            self._tree_changed = True
             info.set_node(node)
             self._add_images(node)
             return info
@@ -75,7 +73,6 @@ class Cache:
                 return
             self._remove_images(info)
             self._tree.remove(node.name)
-            self._tree_changed = True
             if info.pods:
                 info.remove_node()
                 self._nodes.move_to_end(node.name)
@@ -144,12 +141,14 @@ class Cache:
         """Undo :meth:`assume_pod` (the bind failed)."""
         with self._lock:
             state = self._pods.get(pod.uid)
-            if state is None or not state.assumed:
-                raise CacheError(f"pod {pod.key} wasn't assumed so cannot be forgotten")
+            if state is None:
+                return  # ForgetPod of an unknown pod is not an error
             if state.pod_info.pod.node_name != pod.node_name:
                 raise CacheError(
                     f"pod {pod.key} was assumed on {state.pod_info.pod.node_name} but assigned to {pod.node_name}"
                 )
+            if not state.assumed:
+                raise CacheError(f"pod {pod.key} wasn't assumed so cannot be forgotten")
             self._remove_pod(state.pod_info.pod)
 
     def add_pod(self, pod: Pod) -> None:
@@ -246,9 +245,10 @@ class Cache:
                     if live is None or live.node is None:
                         del snapshot.node_info_map[name]
                 update_all = True
-            if update_all or self._tree_changed:
+            # As kube-scheduler, the node order is only re-read from the tree when a node was
+            # added to or removed from the snapshot; a zone change alone keeps the old order.
+            if update_all:
                 snapshot.node_info_list = [snapshot.node_info_map[n] for n in self._tree.list()]
-                self._tree_changed = False
                 affinity_changed = True
             if affinity_changed:
                 snapshot.have_pods_with_affinity = [n for n in snapshot.node_info_list if n.pods_with_affinity]

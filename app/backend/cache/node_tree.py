@@ -6,10 +6,14 @@ from app.api.objects import LABEL_REGION, LABEL_REGION_BETA, LABEL_ZONE, LABEL_Z
 
 
 def zone_key(node: Node) -> str:
-    """``utilnode.GetZoneKey``: region + ":\\x00:" + zone, "" when neither label is set."""
+    """``utilnode.GetZoneKey``: region + ":\\x00:" + zone, "" when neither label is set.
+
+    As component-helpers' ``GetZoneKey``, the deprecated ``failure-domain.beta`` label wins when
+    present (even if empty); the ``topology.kubernetes.io`` label is only the fallback.
+    """
     labels = node.labels
-    zone = labels.get(LABEL_ZONE) or labels.get(LABEL_ZONE_BETA) or ""
-    region = labels.get(LABEL_REGION) or labels.get(LABEL_REGION_BETA) or ""
+    zone = labels[LABEL_ZONE_BETA] if LABEL_ZONE_BETA in labels else labels.get(LABEL_ZONE, "")
+    region = labels[LABEL_REGION_BETA] if LABEL_REGION_BETA in labels else labels.get(LABEL_REGION, "")
     if not zone and not region:
         return ""
     return f"{region}:\x00:{zone}"

@@ -1,0 +1,162 @@
+"""The verbs' logic over an Engine: node lookup in both modes, failures by code, scores 0..10."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.config import load_config
+from app.extender.service import (
+    UNKNOWN_NODE_REASON,
+    ExtenderService,
+    NoProfileError,
+    extender_score,
+    max_total_score,
+)
+from app.extender.wire import ExtenderArgs
+from app.plugins.registry import in_tree_registry
+from app.scheduler.algorithm import SchedulingError
+from app.scheduler.scheduler import Engine
+from builders import make_node, make_pod
+
+ONE_CPU = [{"cpu": "1"}]
+
+
+def names_args(*names: str, requests: list[dict[str, str]] | None = None) -> ExtenderArgs:
+    return ExtenderArgs(make_pod("web", requests or ONE_CPU), None, list(names))
+
+
+def test_node_names_mode_uses_the_cache(engine: Engine) -> None:
+    result = ExtenderService(engine).filter(names_args("n1", "n2", "ghost", "n3"))
+    assert result.node_names == ["n2", "n3"]
+    assert result.nodes is None
+    assert result.failed == {"n1": "Insufficient cpu", "ghost": UNKNOWN_NODE_REASON.format(name="ghost")}
+    assert result.unresolvable == {}
+    assert result.error == ""
+
+
+def test_unknown_node_reason_wording() -> None:
+    assert UNKNOWN_NODE_REASON.format(name="x") == 'node "x" not found in berth\'s cache'
+
+
+def test_nodes_mode_counts_the_cached_pods_on_a_node(engine: Engine) -> None:
+    # The body's n1 looks idle, but berth's cache holds a 1500m pod on it.
+    nodes = [
+        make_node("n1", {"cpu": "2", "memory": "4Gi", "pods": "110"}),
+        make_node("new", {"cpu": "2", "pods": "9"}),
+    ]
+    result = ExtenderService(engine).filter(ExtenderArgs(make_pod("web", ONE_CPU), nodes, None))
+    assert result.nodes is not None
+    assert [n.name for n in result.nodes] == ["new"]
+    assert result.nodes[0] is nodes[1]
+    assert result.node_names is None
+    assert result.failed == {"n1": "Insufficient cpu"}
+
+
+def test_nodes_mode_evaluates_the_objects_sent_not_the_cached_ones(engine: Engine) -> None:
+    # n2 is idle in the cache, but the body says it is cordoned.
+    cordoned = make_node("n2", {"cpu": "2", "memory": "4Gi", "pods": "110"}, unschedulable=True)
+    result = ExtenderService(engine).filter(ExtenderArgs(make_pod("web", ONE_CPU), [cordoned], None))
+    assert result.nodes == []
+    assert result.unresolvable == {"n2": "node(s) were unschedulable"}
+
+
+def test_unresolvable_failures_go_to_their_own_map(engine: Engine) -> None:
+    engine.cache.add_node(
+        make_node("tainted", taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}])
+    )
+    result = ExtenderService(engine).filter(names_args("tainted", "n2"))
+    assert result.node_names == ["n2"]
+    assert result.unresolvable == {"tainted": "node(s) had untolerated taint(s)"}
+    assert result.failed == {}
+
+
+def test_profile_defaults_to_the_first_and_a_missing_one_is_an_error(engine: Engine) -> None:
+    assert ExtenderService(engine).framework().profile_name == "default-scheduler"
+    assert ExtenderService(engine, "default-scheduler").framework().profile_name == "default-scheduler"
+    with pytest.raises(NoProfileError):
+        ExtenderService(engine, "other").framework()
+    result = ExtenderService(engine, "other").filter(names_args("n2"))
+    assert result.error == 'no profile named "other"'
+    assert result.node_names is None and result.failed is None
+    assert ExtenderService(engine, "other").prioritize(names_args("n2")) == ([], 'no profile named "other"')
+
+
+def test_scheduling_errors_are_reported_not_raised(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.framework.status import Code, Status
+
+    def broken(*_: object) -> None:
+        raise SchedulingError(Status(Code.ERROR, "boom", plugin="NodeResourcesFit"))
+
+    monkeypatch.setattr(engine, "filter_nodes", broken)
+    monkeypatch.setattr(engine, "score_nodes", broken)
+    service = ExtenderService(engine)
+    assert service.filter(names_args("n2")).error == 'running plugin "NodeResourcesFit": boom'
+    assert service.prioritize(names_args("n2")) == ([], 'running plugin "NodeResourcesFit": boom')
+
+
+@pytest.mark.parametrize(
+    ("total", "max_total", "score"),
+    [
+        (0, 800, 0),
+        (799, 800, 9),
+        (800, 800, 10),
+        (400, 800, 5),
+        (79, 800, 0),
+        (80, 800, 1),
+        (5, 0, 0),
+        (900, 800, 10),
+    ],
+)
+def test_extender_score(total: int, max_total: int, score: int) -> None:
+    assert extender_score(total, max_total) == score
+
+
+def test_prioritize_maps_totals_onto_0_to_10_and_leaves_unknown_nodes_out(engine: Engine) -> None:
+    service = ExtenderService(engine)
+    priorities, error = service.prioritize(names_args("n1", "nope", "n2"))
+    assert error == ""
+    assert [p.host for p in priorities] == ["n1", "n2"]
+    fwk = service.framework()
+    max_total = 100 * sum(fwk.score_weights.values())
+    assert max_total == max_total_score(fwk) == 800  # 3 + 2 + 1 + 1 + 1
+    pod = make_pod("web", ONE_CPU)
+    snapshot = engine.algorithm.snapshot
+    expected = engine.score_nodes(fwk, pod, [snapshot.get("n1"), snapshot.get("n2")])  # type: ignore[list-item]
+    assert [p.score for p in priorities] == [s.total * 10 // max_total for s in expected]
+    assert all(isinstance(p.score, int) and 0 <= p.score <= 10 for p in priorities)
+    # The idle node scores at least as well as the busy one.
+    assert priorities[1].score >= priorities[0].score
+
+
+def test_prioritize_in_nodes_mode(engine: Engine) -> None:
+    nodes = [make_node("n1", {"cpu": "2", "memory": "4Gi", "pods": "110"}), make_node("n9")]
+    priorities, error = ExtenderService(engine).prioritize(
+        ExtenderArgs(make_pod("web", ONE_CPU), nodes, None)
+    )
+    assert error == ""
+    assert [p.host for p in priorities] == ["n1", "n9"]
+
+
+def test_prioritize_without_score_plugins_scores_zero(tmp_path: pytest.TempPathFactory) -> None:
+    config = tmp_path / "config.yaml"  # type: ignore[operator]
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n- schedulerName: no-score\n  plugins:\n    score:\n      disabled: [{name: '*'}]\n"
+    )
+    registry = in_tree_registry()
+    engine = Engine(load_config(str(config), registry), registry)
+    engine.cache.add_node(make_node("a"))
+    engine.cache.add_node(make_node("b"))
+    assert max_total_score(ExtenderService(engine).framework()) == 0
+    priorities, error = ExtenderService(engine).prioritize(names_args("a", "b"))
+    assert (error, [(p.host, p.score) for p in priorities]) == ("", [("a", 0), ("b", 0)])
+
+
+def test_nodes_mode_uses_the_allocatable_sent(engine: Engine) -> None:
+    # n1 is busy in the cache (1500m used); the body says it now has 8 CPUs.
+    bigger = make_node("n1", {"cpu": "8", "memory": "4Gi", "pods": "110"})
+    result = ExtenderService(engine).filter(ExtenderArgs(make_pod("web", [{"cpu": "2"}]), [bigger], None))
+    assert result.nodes == [bigger]
+    # ...and berth's snapshot entry is untouched.
+    info = engine.algorithm.snapshot.get("n1")
+    assert info is not None and info.allocatable.milli_cpu == 2000 and info.node is not bigger

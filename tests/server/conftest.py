@@ -1,0 +1,59 @@
+"""The app under test: create_app over an in-tree-plugin Engine, driven by FastAPI's TestClient."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+
+from app.config import dump_config, load_config
+from app.plugins.registry import in_tree_registry
+from app.scheduler.scheduler import Engine
+from app.server import create_app
+from builders import make_node, make_pod
+
+with warnings.catch_warnings():
+    # Starlette warns at import that its httpx-based TestClient is deprecated; it still works.
+    warnings.simplefilter("ignore")
+    from fastapi.testclient import TestClient
+
+ALLOCATABLE = {"cpu": "2", "memory": "4Gi", "pods": "110"}
+
+
+def cluster_engine() -> Engine:
+    """n1 is busy (1500m of 2 CPUs used by ``busy``), n2 and n3 are idle."""
+    registry = in_tree_registry()
+    engine = Engine(load_config(None, registry), registry, seed=1)
+    for name in ("n1", "n2", "n3"):
+        engine.cache.add_node(make_node(name, ALLOCATABLE))
+    engine.cache.add_pod(make_pod("busy", [{"cpu": "1500m", "memory": "1Gi"}], nodeName="n1"))
+    return engine
+
+
+def build_app(engine: Engine | None = None, **kwargs: Any) -> FastAPI:
+    engine = engine or cluster_engine()
+    kwargs.setdefault("profile", None)
+    kwargs.setdefault("config_dump", dump_config(engine.cfg))
+    kwargs.setdefault("version", "0.1.0")
+    return create_app(engine, **kwargs)
+
+
+@pytest.fixture
+def engine() -> Engine:
+    return cluster_engine()
+
+
+@pytest.fixture
+def client(engine: Engine) -> TestClient:
+    return TestClient(build_app(engine))
+
+
+@pytest.fixture
+def make_client() -> Callable[..., TestClient]:
+    def make(engine: Engine | None = None, **kwargs: Any) -> TestClient:
+        return TestClient(build_app(engine, **kwargs))
+
+    return make
