@@ -39,6 +39,7 @@ from app.config.types import (
     Profile,
     SchedulerConfiguration,
 )
+from app.framework.expansion import GO_TYPE, expand
 
 __all__ = [
     "ExpandedPlugins",
@@ -49,46 +50,10 @@ __all__ = [
 
 #: client-go ``leaderelection.JitterFactor``: NewLeaderElector requires renewDeadline > retryPeriod * 1.2.
 JITTER_FACTOR = 1.2
-#: framework ``MaxScore`` and ``MaxTotalScore`` (math.MaxInt64), for the score-overflow check.
-MAX_SCORE = 100
-MAX_TOTAL_SCORE = 2**63 - 1
-
 #: validation.go ``invalidPluginsByVersion``: plugins removed by v1. Its version string is core "v1"
 #: (validation.go imports k8s.io/api/core/v1 as v1), which the message repeats.
 _INVALID_PLUGINS = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
 _INVALID_MSG = f'was invalid in version "v1" (KubeSchedulerConfiguration is version "{API_VERSION}")'
-
-#: The Go interface name of each extension point, used in framework error messages.
-_GO_TYPE = {
-    "preEnqueue": "PreEnqueuePlugin",
-    "queueSort": "QueueSortPlugin",
-    "preFilter": "PreFilterPlugin",
-    "filter": "FilterPlugin",
-    "postFilter": "PostFilterPlugin",
-    "preScore": "PreScorePlugin",
-    "score": "ScorePlugin",
-    "reserve": "ReservePlugin",
-    "permit": "PermitPlugin",
-    "preBind": "PreBindPlugin",
-    "bind": "BindPlugin",
-    "postBind": "PostBindPlugin",
-}
-#: ``frameworkImpl.getExtensionPoints`` order (the order kube-scheduler checks, hence reports, them).
-_FRAMEWORK_ORDER = (
-    "preFilter",
-    "filter",
-    "postFilter",
-    "reserve",
-    "preScore",
-    "score",
-    "preBind",
-    "bind",
-    "postBind",
-    "permit",
-    "preEnqueue",
-    "queueSort",
-)
-
 
 def _validate_leader_election(le: LeaderElectionConfig, path: str) -> list[FieldError]:
     """component-base ValidateLeaderElectionConfiguration, plus client-go's JitterFactor rule."""
@@ -161,7 +126,7 @@ def _validate_profile(profile: Profile, path: str) -> list[FieldError]:
         _validate_percentage(profile.percentage_of_nodes_to_score, child(path, "percentageOfNodesToScore"))
     )
     # validation.go iterates a Go map here, so its order is random; use the Plugins field order.
-    for point in _GO_TYPE:
+    for point in GO_TYPE:
         ps = profile.plugins.point(point)
         errs.extend(_validate_plugin_set_for_invalid_plugins(ps, child(child(path, "plugins"), point)))
     seen: set[str] = set()
@@ -320,100 +285,21 @@ class ExpandedPlugins:
 
 
 def expand_plugins(plugins: Plugins, registry: PluginCatalog, path: str = "plugins") -> ExpandedPlugins:
-    """Resolve MultiPoint and explicit sets into per-extension-point lists, collecting framework errors."""
+    """Resolve MultiPoint and explicit sets into per-extension-point lists, collecting framework errors.
+
+    The rules are the runtime's own (:func:`app.framework.expansion.expand`); this only adds paths.
+    """
+    sets = {
+        point: (plugins.point(point).enabled, [p.name for p in plugins.point(point).disabled])
+        for point in ("multiPoint", *GO_TYPE)
+    }
+    expansion = expand(sets, lambda name: registry.extension_points(name) if registry.has(name) else None)
     out = ExpandedPlugins()
-    mp_path = child(path, "multiPoint")
-    multi = plugins.multi_point.enabled
-    for j, ep in enumerate(multi):
-        if not registry.has(ep.name):
-            out.errors.append(
-                invalid(
-                    child(index(child(mp_path, "enabled"), j), "name"),
-                    ep.name,
-                    f'plugin "{ep.name}" does not exist',
-                )
-            )
-    reported_double: set[int] = set()
-    for point in _FRAMEWORK_ORDER:
-        go_type = _GO_TYPE[point]
-        ps = plugins.point(point)
-        pp = child(path, point)
-        explicit: list[Plugin] = []
-        explicit_names: set[str] = set()
-        for j, ep in enumerate(ps.enabled):
-            np = child(index(child(pp, "enabled"), j), "name")
-            if not registry.has(ep.name):
-                out.errors.append(invalid(np, ep.name, f'{go_type} "{ep.name}" does not exist'))
-            elif point not in registry.extension_points(ep.name):
-                out.errors.append(
-                    invalid(np, ep.name, f'plugin "{ep.name}" does not extend {go_type} plugin')
-                )
-            elif ep.name in explicit_names:
-                out.errors.append(
-                    invalid(np, ep.name, f'plugin "{ep.name}" already registered as "{go_type}"')
-                )
-            else:
-                explicit.append(ep)
-                explicit_names.add(ep.name)
-        disabled = {p.name for p in ps.disabled}
-        result = list(explicit)
-        if multi and "*" not in disabled:
-            overrides: set[str] = set()
-            from_multi: list[Plugin] = []
-            multi_names: set[str] = set()
-            for j, ep in enumerate(multi):
-                if not registry.has(ep.name) or point not in registry.extension_points(ep.name):
-                    continue
-                if ep.name in disabled:
-                    continue
-                if ep.name in explicit_names:
-                    overrides.add(ep.name)
-                    continue
-                if ep.name in multi_names:
-                    if j not in reported_double:
-                        reported_double.add(j)
-                        np = child(index(child(mp_path, "enabled"), j), "name")
-                        out.errors.append(
-                            invalid(np, ep.name, f'plugin "{ep.name}" already registered as "{go_type}"')
-                        )
-                    continue
-                from_multi.append(ep)
-                multi_names.add(ep.name)
-            result = (
-                [p for p in explicit if p.name in overrides]
-                + from_multi
-                + [p for p in explicit if p.name not in overrides]
-            )
-        out.points[point] = result
-    out.points["score"] = _score_weights(plugins, registry, out.points["score"], path, out.errors)
+    out.errors = [invalid(child(path, e.location), e.value, e.message) for e in expansion.errors]
+    for point, names in expansion.points.items():
+        weights = expansion.weights if point == "score" else {}
+        out.points[point] = [Plugin(n, weights.get(n, 0)) for n in names]
     return out
-
-
-def _score_weights(
-    plugins: Plugins, registry: PluginCatalog, score: list[Plugin], path: str, errs: list[FieldError]
-) -> list[Plugin]:
-    """getValidScoreWeights: Score entries win over MultiPoint ones; 0 → 1; negative (berth) and overflow rejected."""
-    weights: dict[str, int] = {}
-    total = 0
-    sources = [("score", i, p) for i, p in enumerate(plugins.score.enabled)]
-    sources += [("multiPoint", i, p) for i, p in enumerate(plugins.multi_point.enabled)]
-    for point, i, p in sources:
-        if not registry.has(p.name) or "score" not in registry.extension_points(p.name) or p.name in weights:
-            continue
-        if p.weight < 0:
-            # kube-scheduler would add a negative contribution; berth treats it as a configuration error.
-            errs.append(
-                invalid(
-                    child(index(child(child(path, point), "enabled"), i), "weight"),
-                    p.weight,
-                    "must not be negative",
-                )
-            )
-        weights[p.name] = p.weight or 1
-        if weights[p.name] * MAX_SCORE > MAX_TOTAL_SCORE - total:
-            errs.append(invalid(child(path, "score"), p.name, "total score of Score plugins could overflow"))
-        total += weights[p.name] * MAX_SCORE
-    return [Plugin(p.name, weights.get(p.name, p.weight or 1)) for p in score]
 
 
 def validate_profile_plugins(cfg: SchedulerConfiguration, registry: PluginCatalog) -> list[FieldError]:

@@ -33,6 +33,7 @@ from app.framework.interfaces import (
     ReservePlugin,
     ScorePlugin,
 )
+from app.framework.expansion import expand
 from app.framework.registry import Registry
 from app.framework.status import Code, Status
 from app.framework.types import NodeInfo, PodInfo
@@ -49,7 +50,7 @@ class PluginRef:
     """A plugin enabled at an extension point, as the configuration gives it."""
 
     name: str
-    weight: int | None = None
+    weight: int = 0  # 0 = unset (a Score weight of 1)
 
 
 @dataclass(slots=True)
@@ -91,7 +92,10 @@ class Framework:
                 self.plugins[name] = cls(args, handle)
             except Exception as err:  # user plugins may fail in arbitrary ways
                 raise FrameworkError(f'initializing plugin "{name}": {err}') from err
-        lists = _expand(spec, self.plugins)
+        expansion = expand(spec.plugins, lambda n: registry.extension_points(n) if registry.has(n) else None)
+        if expansion.errors:
+            raise FrameworkError(expansion.errors[0].message)
+        lists = {point: [self.plugins[n] for n in names] for point, names in expansion.points.items()}
         self.pre_enqueue: list[PreEnqueuePlugin] = lists["preEnqueue"]  # type: ignore[assignment]
         self.queue_sort: list[QueueSortPlugin] = lists["queueSort"]  # type: ignore[assignment]
         self.pre_filter: list[PreFilterPlugin] = lists["preFilter"]  # type: ignore[assignment]
@@ -113,7 +117,7 @@ class Framework:
             raise FrameworkError(
                 f'at least one bind plugin is needed for profile with scheduler name "{self.profile_name}"'
             )
-        self.score_weights = _score_weights(spec, self.plugins)
+        self.score_weights = expansion.weights
 
     # --- PreEnqueue / QueueSort ----------------------------------------------------------
 
@@ -484,54 +488,3 @@ def _needed_plugins(spec: ProfileSpec) -> list[str]:
         for ref in enabled:
             seen.setdefault(ref.name, None)
     return list(seen)
-
-
-def _expand(spec: ProfileSpec, plugins: Mapping[str, Plugin]) -> dict[str, list[Plugin]]:
-    """Per-point plugin lists: explicit ones, then MultiPoint expansion (``expandMultiPointPlugins``)."""
-    multi_enabled, _ = spec.plugins.get("multiPoint", ([], []))
-    out: dict[str, list[Plugin]] = {}
-    for point, iface in EXTENSION_POINTS.items():
-        enabled, disabled = spec.plugins.get(point, ([], []))
-        explicit: list[str] = []
-        for ref in enabled:
-            pl = plugins[ref.name]
-            if not isinstance(pl, iface):
-                raise FrameworkError(f'plugin "{ref.name}" does not extend {iface.__name__} plugin')
-            if ref.name in explicit:
-                raise FrameworkError(f'plugin "{ref.name}" already registered as "{iface.__name__}"')
-            explicit.append(ref.name)
-        if "*" in disabled:
-            out[point] = [plugins[n] for n in explicit]
-            continue
-        multi: list[str] = []
-        overrides: set[str] = set()
-        for ref in multi_enabled:
-            pl = plugins[ref.name]
-            if not isinstance(pl, iface) or ref.name in disabled:
-                continue
-            if ref.name in explicit:
-                overrides.add(ref.name)
-                continue
-            if ref.name in multi:
-                raise FrameworkError(f'plugin "{ref.name}" already registered as "{iface.__name__}"')
-            multi.append(ref.name)
-        ordered = [n for n in explicit if n in overrides] + multi + [n for n in explicit if n not in overrides]
-        out[point] = [plugins[n] for n in ordered]
-    return out
-
-
-def _score_weights(spec: ProfileSpec, plugins: Mapping[str, Plugin]) -> dict[str, int]:
-    """``getValidScoreWeights``: the Score point's weight wins over MultiPoint's; 0 means 1."""
-    score_enabled, _ = spec.plugins.get("score", ([], []))
-    multi_enabled, _ = spec.plugins.get("multiPoint", ([], []))
-    weights: dict[str, int] = {}
-    total = 0
-    for ref in (*score_enabled, *multi_enabled):
-        if not isinstance(plugins[ref.name], ScorePlugin) or ref.name in weights:
-            continue
-        w = ref.weight or 1
-        if w * MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:
-            raise FrameworkError("score plugins: total score of Score plugins could overflow")
-        weights[ref.name] = w
-        total += w * MAX_NODE_SCORE
-    return weights

@@ -20,7 +20,7 @@ def profile_spec(profile: Profile) -> ProfileSpec:
     for point in ("multiPoint", *EXTENSION_POINTS):
         plugin_set = getattr(profile.plugins, _snake(point))
         plugins[point] = (
-            [PluginRef(p.name, p.weight or None) for p in plugin_set.enabled],
+            [PluginRef(p.name, p.weight) for p in plugin_set.enabled],
             [p.name for p in plugin_set.disabled],
         )
     return ProfileSpec(

@@ -737,7 +737,7 @@ def test_pre_score_skip_and_error() -> None:
     ("refs", "want"),
     [
         ([(PluginRef("s1", 1), {"node1": 1, "node2": 2})], [1, 2]),
-        ([(PluginRef("s1", None), {"node1": 1, "node2": 2})], [1, 2]),  # unset weight: 1
+        ([(PluginRef("s1"), {"node1": 1, "node2": 2})], [1, 2]),  # unset weight: 1
         ([(PluginRef("s1", 0), {"node1": 1, "node2": 2})], [1, 2]),  # weight 0 is coerced to 1
         ([(PluginRef("s1", 3), {"node1": 1, "node2": 2})], [3, 6]),
         (
