@@ -52,7 +52,13 @@ def warning(msg: str, **kv: Any) -> None:
 class KlogTextFormatter(logging.Formatter):
     """``I1202 17:02:16.123456   12345 file.py:42] "msg" key="value"``."""
 
-    _LEVELS = {logging.DEBUG: "I", logging.INFO: "I", logging.WARNING: "W", logging.ERROR: "E", logging.CRITICAL: "F"}
+    _LEVELS = {
+        logging.DEBUG: "I",
+        logging.INFO: "I",
+        logging.WARNING: "W",
+        logging.ERROR: "E",
+        logging.CRITICAL: "F",
+    }
 
     def format(self, record: logging.LogRecord) -> str:
         t = time.localtime(record.created)

@@ -20,7 +20,8 @@ def pod_dict(
     if labels:
         meta["labels"] = labels
     containers = [
-        {"name": f"c{i}", "image": "busybox", "resources": {"requests": r}} for i, r in enumerate(requests or [{}])
+        {"name": f"c{i}", "image": "busybox", "resources": {"requests": r}}
+        for i, r in enumerate(requests or [{}])
     ]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": containers, **spec}}
 
@@ -42,13 +43,21 @@ def node_dict(
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": name, "uid": f"uid-{name}", "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "metadata": {
+            "name": name,
+            "uid": f"uid-{name}",
+            "labels": {"kubernetes.io/hostname": name, **(labels or {})},
+        },
         "spec": spec,
         "status": {"allocatable": alloc, **status},
     }
 
 
-def make_node(name: str = "n", allocatable: dict[str, str] | None = None, labels: dict[str, str] | None = None,
-              **spec: Any) -> Node:
+def make_node(
+    name: str = "n",
+    allocatable: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None,
+    **spec: Any,
+) -> Node:
     """A parsed Node (see :func:`node_dict`)."""
     return parse_node(node_dict(name, allocatable, labels, **spec))

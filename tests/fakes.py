@@ -40,7 +40,11 @@ class FakeObjects:
         self._objects = objects or {}
 
     def list(self, kind: str, namespace: str) -> list[Mapping[str, Any]]:
-        return [o for o in self._objects.get(kind, []) if o.get("metadata", {}).get("namespace", "default") == namespace]
+        return [
+            o
+            for o in self._objects.get(kind, [])
+            if o.get("metadata", {}).get("namespace", "default") == namespace
+        ]
 
 
 class RecordingBinder:
@@ -57,7 +61,9 @@ class RecordingBinder:
 class FakeHandle:
     """A Handle over a fixed snapshot."""
 
-    def __init__(self, nodes: Iterable[NodeInfo] = (), objects: FakeObjects | None = None, parallelism: int = 16) -> None:
+    def __init__(
+        self, nodes: Iterable[NodeInfo] = (), objects: FakeObjects | None = None, parallelism: int = 16
+    ) -> None:
         self.snapshot = FakeSnapshot(nodes)
         self.objects = objects or FakeObjects()
         self.binder = RecordingBinder()

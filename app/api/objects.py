@@ -44,7 +44,7 @@ def get_map(obj: Raw, key: str, path: str) -> Raw:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise FieldError(_join(path, key), f"expected an object, got {_type_name(value)}")
+        raise FieldError(_join(path, key), f"expected an object, got {json_type_name(value)}")
     return value
 
 
@@ -54,7 +54,7 @@ def get_list(obj: Raw, key: str, path: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise FieldError(_join(path, key), f"expected an array, got {_type_name(value)}")
+        raise FieldError(_join(path, key), f"expected an array, got {json_type_name(value)}")
     return value
 
 
@@ -64,7 +64,7 @@ def get_str(obj: Raw, key: str, path: str, default: str = "") -> str:
     if value is None:
         return default
     if not isinstance(value, str):
-        raise FieldError(_join(path, key), f"expected a string, got {_type_name(value)}")
+        raise FieldError(_join(path, key), f"expected a string, got {json_type_name(value)}")
     return value
 
 
@@ -76,7 +76,7 @@ def get_int(obj: Raw, key: str, path: str, default: int | None = None) -> int | 
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, float) and value.is_integer():
             return int(value)
-        raise FieldError(_join(path, key), f"expected an integer, got {_type_name(value)}")
+        raise FieldError(_join(path, key), f"expected an integer, got {json_type_name(value)}")
     return value
 
 
@@ -86,7 +86,7 @@ def get_bool(obj: Raw, key: str, path: str, default: bool = False) -> bool:
     if value is None:
         return default
     if not isinstance(value, bool):
-        raise FieldError(_join(path, key), f"expected a boolean, got {_type_name(value)}")
+        raise FieldError(_join(path, key), f"expected a boolean, got {json_type_name(value)}")
     return value
 
 
@@ -95,7 +95,7 @@ def get_str_map(obj: Raw, key: str, path: str) -> dict[str, str]:
     value = get_map(obj, key, path)
     for k, v in value.items():
         if not isinstance(v, str):
-            raise FieldError(f"{_join(path, key)}.{k}", f"expected a string, got {_type_name(v)}")
+            raise FieldError(f"{_join(path, key)}.{k}", f"expected a string, got {json_type_name(v)}")
     return dict(value)
 
 
@@ -103,7 +103,7 @@ def get_map_item(items: list[Any], index: int, path: str) -> Raw:
     """Return ``items[index]`` as a mapping; ``path`` already names the item."""
     item = items[index]
     if not isinstance(item, Mapping):
-        raise FieldError(path, f"expected an object, got {_type_name(item)}")
+        raise FieldError(path, f"expected an object, got {json_type_name(item)}")
     return item
 
 
@@ -123,7 +123,10 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def _type_name(value: object) -> str:
+def json_type_name(value: object) -> str:
+    """The JSON name of a decoded value's type, for "expected an object, got array" messages."""
+    if value is None:
+        return "null"
     return {
         dict: "object",
         list: "array",
@@ -377,7 +380,7 @@ def parse_node_affinity(raw: Raw, path: str) -> NodeAffinity | None:
     if required_raw is not None:
         rpath = f"{path}.requiredDuringSchedulingIgnoredDuringExecution"
         if not isinstance(required_raw, Mapping):
-            raise FieldError(rpath, f"expected an object, got {_type_name(required_raw)}")
+            raise FieldError(rpath, f"expected an object, got {json_type_name(required_raw)}")
         required = parse_node_selector(required_raw, rpath)
     preferred = []
     items = get_list(raw, "preferredDuringSchedulingIgnoredDuringExecution", path)
@@ -448,7 +451,7 @@ def parse_topology_spread_constraint(raw: Raw, path: str) -> TopologySpreadConst
 def parse_pod(raw: Raw, path: str = "") -> Pod:
     """Parse a Pod; ``path`` prefixes field paths in errors (e.g. ``Pod``)."""
     if not isinstance(raw, Mapping):
-        raise FieldError(path, f"expected a Pod object, got {_type_name(raw)}")
+        raise FieldError(path, f"expected a Pod object, got {json_type_name(raw)}")
     mpath, spath = _join(path, "metadata"), _join(path, "spec")
     meta = get_map(raw, "metadata", path)
     spec = get_map(raw, "spec", path)
@@ -560,7 +563,7 @@ class Node:
 def parse_node(raw: Raw, path: str = "") -> Node:
     """Parse a Node; ``path`` prefixes field paths in errors."""
     if not isinstance(raw, Mapping):
-        raise FieldError(path, f"expected a Node object, got {_type_name(raw)}")
+        raise FieldError(path, f"expected a Node object, got {json_type_name(raw)}")
     mpath, spath, stpath = _join(path, "metadata"), _join(path, "spec"), _join(path, "status")
     meta = get_map(raw, "metadata", path)
     spec = get_map(raw, "spec", path)

@@ -26,7 +26,18 @@ _MAX_ALLOWED_NANO = (2**63 - 1) * _NANO  # maxAllowed: binary-SI amounts are cap
 _MAX_MAGNITUDE_EXPONENT = 60
 
 _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}  # power of 2
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}  # power of 10
+_DECIMAL = {
+    "n": -9,
+    "u": -6,
+    "m": -3,
+    "": 0,
+    "k": 3,
+    "M": 6,
+    "G": 9,
+    "T": 12,
+    "P": 15,
+    "E": 18,
+}  # power of 10
 
 QUANTITY_FORMAT_MESSAGE = (
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"

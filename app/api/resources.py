@@ -17,7 +17,10 @@ PODS = "pods"
 # container that does not say.
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
-NON_MISSING_DEFAULTS: ResourceList = {CPU: Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000), MEMORY: Fraction(DEFAULT_MEMORY_REQUEST)}
+NON_MISSING_DEFAULTS: ResourceList = {
+    CPU: Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000),
+    MEMORY: Fraction(DEFAULT_MEMORY_REQUEST),
+}
 
 
 def is_hugepages(name: str) -> bool:

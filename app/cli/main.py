@@ -19,13 +19,17 @@ def build_parser() -> argparse.ArgumentParser:
         prog="berth",
         description="berth: a Kubernetes scheduler in Python with kube-scheduler v1.36.3 semantics.",
     )
-    parser.add_argument("--version", action="version", version=version_text(), help="Print version information and quit.")
+    parser.add_argument(
+        "--version", action="version", version=version_text(), help="Print version information and quit."
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for module in (serve, simulate):
         sub = module.add_parser(commands)
         add_misc_flags(sub)
         add_log_flags(sub)
-        sub.add_argument("--version", action="version", version=version_text(), help="Print version information and quit.")
+        sub.add_argument(
+            "--version", action="version", version=version_text(), help="Print version information and quit."
+        )
         sub.add_argument("extra_args", nargs="*", help=argparse.SUPPRESS)
         sub.set_defaults(run=module.run)
     return parser
@@ -41,7 +45,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # kube-scheduler's Args check: a command that takes no positional arguments rejects them.
     if args.extra_args:
         got = "[" + " ".join(orjson.dumps(a).decode() for a in args.extra_args) + "]"  # Go's %q of a []string
-        allowed = "does not take any arguments" if args.command == "serve" else "takes only the STATE argument"
+        allowed = (
+            "does not take any arguments" if args.command == "serve" else "takes only the STATE argument"
+        )
         sys.stderr.write(f'Error: "berth {args.command}" {allowed}, got {got}\n')
         return 1
     logs.configure(args.verbosity, args.logging_format)

@@ -26,7 +26,9 @@ class Parser(argparse.ArgumentParser):
         if message.startswith("unrecognized arguments: "):
             extra = message.removeprefix("unrecognized arguments: ").split()
             flags = [a for a in extra if a.startswith("-")]
-            message = f"unknown flag: {flags[0]}" if flags else f"unknown arguments: {' '.join(extra)}"  # cobra's words
+            message = (
+                f"unknown flag: {flags[0]}" if flags else f"unknown arguments: {' '.join(extra)}"
+            )  # cobra's words
         sys.stderr.write(f"Error: {message}\nRun '{self.prog} --help' for usage.\n")
         raise SystemExit(1)
 
@@ -34,7 +36,9 @@ class Parser(argparse.ArgumentParser):
 def add_misc_flags(parser: argparse.ArgumentParser) -> None:
     """--config, --write-config-to, --plugin-module."""
     misc = parser.add_argument_group("Misc flags")
-    misc.add_argument("--config", metavar="FILE", help="The path to the KubeSchedulerConfiguration file (YAML or JSON).")
+    misc.add_argument(
+        "--config", metavar="FILE", help="The path to the KubeSchedulerConfiguration file (YAML or JSON)."
+    )
     misc.add_argument(
         "--write-config-to",
         metavar="FILE",
@@ -54,10 +58,21 @@ def add_misc_flags(parser: argparse.ArgumentParser) -> None:
 def add_log_flags(parser: argparse.ArgumentParser) -> None:
     """-v/--v and --logging-format."""
     logs = parser.add_argument_group("Logs flags")
-    logs.add_argument("-v", "--v", dest="verbosity", type=int, default=0, metavar="N",
-                      help="Number for the log level verbosity.")
-    logs.add_argument("--logging-format", choices=("text", "json"), default="text",
-                      help="Sets the log format. Permitted formats: 'json', 'text'.")
+    logs.add_argument(
+        "-v",
+        "--v",
+        dest="verbosity",
+        type=int,
+        default=0,
+        metavar="N",
+        help="Number for the log level verbosity.",
+    )
+    logs.add_argument(
+        "--logging-format",
+        choices=("text", "json"),
+        default="text",
+        help="Sets the log format. Permitted formats: 'json', 'text'.",
+    )
 
 
 def version_text() -> str:

@@ -26,16 +26,29 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "/livez, /metrics, /configz and /version.",
     )
     serving = parser.add_argument_group("Serving flags")
-    serving.add_argument("--address", default="127.0.0.1", help="The IP address to listen on (default 127.0.0.1).")
+    serving.add_argument(
+        "--address", default="127.0.0.1", help="The IP address to listen on (default 127.0.0.1)."
+    )
     serving.add_argument("--port", type=int, default=8888, help="The port to listen on (default 8888).")
-    serving.add_argument("--max-request-bytes", type=int, default=DEFAULT_MAX_REQUEST_BYTES, metavar="N",
-                         help="Largest request body accepted; larger ones get 413 (default 64 MiB).")
+    serving.add_argument(
+        "--max-request-bytes",
+        type=int,
+        default=DEFAULT_MAX_REQUEST_BYTES,
+        metavar="N",
+        help="Largest request body accepted; larger ones get 413 (default 64 MiB).",
+    )
     ext = parser.add_argument_group("Extender flags")
-    ext.add_argument("--profile", metavar="NAME",
-                     help="The profile (schedulerName) whose plugins the verbs run (default: the first profile).")
-    ext.add_argument("--state", metavar="FILE",
-                     help="Preload berth's cache with the Nodes and bound Pods of a cluster-state file "
-                     "(berth simulate's format), for NodeNames requests without a cluster connection.")
+    ext.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="The profile (schedulerName) whose plugins the verbs run (default: the first profile).",
+    )
+    ext.add_argument(
+        "--state",
+        metavar="FILE",
+        help="Preload berth's cache with the Nodes and bound Pods of a cluster-state file "
+        "(berth simulate's format), for NodeNames requests without a cluster connection.",
+    )
     return parser
 
 
@@ -60,7 +73,12 @@ def build_engine(args: argparse.Namespace) -> tuple[Engine, dict[str, Any]]:
             engine.cache.add_pod(pod)
         for warning in state.warnings:
             logs.warning(warning)
-        logs.info("Preloaded cache from state file", file=args.state, nodes=len(state.nodes), pods=len(state.running))
+        logs.info(
+            "Preloaded cache from state file",
+            file=args.state,
+            nodes=len(state.nodes),
+            pods=len(state.running),
+        )
     return engine, dump_config(cfg)
 
 

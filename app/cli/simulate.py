@@ -25,8 +25,13 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("state", metavar="STATE", nargs="?", help="The cluster-state file.")
     sim = parser.add_argument_group("Simulation flags")
-    sim.add_argument("--seed", type=int, default=None, metavar="N",
-                     help="Seed for tie-breaking among equally scored nodes (repeatable output).")
+    sim.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="Seed for tie-breaking among equally scored nodes (repeatable output).",
+    )
     sim.add_argument("-o", "--output", choices=OUTPUT_FORMATS, default="table", help="Output format.")
     return parser
 

@@ -55,6 +55,7 @@ JITTER_FACTOR = 1.2
 _INVALID_PLUGINS = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
 _INVALID_MSG = f'was invalid in version "v1" (KubeSchedulerConfiguration is version "{API_VERSION}")'
 
+
 def _validate_leader_election(le: LeaderElectionConfig, path: str) -> list[FieldError]:
     """component-base ValidateLeaderElectionConfiguration, plus client-go's JitterFactor rule."""
     if not le.leader_elect:

@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from app.api.errors import FieldError
-from app.api.objects import Node, Pod, parse_node, parse_pod
+from app.api.objects import Node, Pod, json_type_name, parse_node, parse_pod
 
 __all__ = [
     "ExtenderArgs",
@@ -139,13 +139,13 @@ def decode_args(body: bytes, node_cache: NodeCache | None = None) -> ExtenderArg
     except orjson.JSONDecodeError as err:
         raise WireError(f"request body is not valid JSON: {err}") from None
     if not isinstance(doc, dict):
-        raise WireError(f"request body: expected a JSON object (ExtenderArgs), got {_type_name(doc)}")
+        raise WireError(f"request body: expected a JSON object (ExtenderArgs), got {json_type_name(doc)}")
     fields = _fold(doc, _ARGS_FIELDS)
     raw_pod = fields.get("Pod")
     if raw_pod is None:
         raise WireError("Pod: Required value: the pod to schedule is missing")
     if not isinstance(raw_pod, dict):
-        raise WireError(f"Pod: expected an object (v1.Pod), got {_type_name(raw_pod)}")
+        raise WireError(f"Pod: expected an object (v1.Pod), got {json_type_name(raw_pod)}")
     raw_nodes = fields.get("Nodes")
     raw_names = fields.get("NodeNames")
     if raw_nodes is None and raw_names is None:
@@ -161,7 +161,7 @@ def decode_args(body: bytes, node_cache: NodeCache | None = None) -> ExtenderArg
 
 def _decode_node_list(raw: Any, node_cache: NodeCache | None) -> list[Node]:
     if not isinstance(raw, dict):
-        raise WireError(f"Nodes: expected an object (v1.NodeList), got {_type_name(raw)}")
+        raise WireError(f"Nodes: expected an object (v1.NodeList), got {json_type_name(raw)}")
     fields = _fold(raw, _NODE_LIST_FIELDS)
     if "items" not in fields:
         raise WireError("Nodes.items: Required value: a v1.NodeList carries its nodes in items")
@@ -169,17 +169,17 @@ def _decode_node_list(raw: Any, node_cache: NodeCache | None) -> list[Node]:
     if items is None:  # Go marshals an empty NodeList's nil Items as null
         return []
     if not isinstance(items, list):
-        raise WireError(f"Nodes.items: expected an array, got {_type_name(items)}")
+        raise WireError(f"Nodes.items: expected an array, got {json_type_name(items)}")
     parse = parse_node if node_cache is None else node_cache.parse
     return [parse(item, f"Nodes.items[{i}]") for i, item in enumerate(items)]
 
 
 def _decode_names(raw: Any) -> list[str]:
     if not isinstance(raw, list):
-        raise WireError(f"NodeNames: expected an array of strings, got {_type_name(raw)}")
+        raise WireError(f"NodeNames: expected an array of strings, got {json_type_name(raw)}")
     for i, name in enumerate(raw):
         if not isinstance(name, str):
-            raise WireError(f"NodeNames[{i}]: expected a string, got {_type_name(name)}")
+            raise WireError(f"NodeNames[{i}]: expected a string, got {json_type_name(name)}")
     return raw
 
 
@@ -191,19 +191,6 @@ def _fold(obj: Mapping[str, Any], fields: Mapping[str, str]) -> dict[str, Any]:
         if name is not None:
             out[name] = value
     return out
-
-
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    return {
-        dict: "object",
-        list: "array",
-        str: "string",
-        bool: "boolean",
-        int: "number",
-        float: "number",
-    }.get(type(value), type(value).__name__)
 
 
 # --- encoding ---------------------------------------------------------------------------

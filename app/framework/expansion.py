@@ -88,7 +88,9 @@ def expand(sets: PluginSets, extension_points: ExtensionPoints) -> Expansion:
     for j, entry in enumerate(multi):
         if extension_points(entry.name) is None:
             out.errors.append(
-                ExpansionError(f"multiPoint.enabled[{j}].name", entry.name, f'plugin "{entry.name}" does not exist')
+                ExpansionError(
+                    f"multiPoint.enabled[{j}].name", entry.name, f'plugin "{entry.name}" does not exist'
+                )
             )
     reported_double: set[int] = set()
     for point in FRAMEWORK_ORDER:
@@ -99,14 +101,20 @@ def expand(sets: PluginSets, extension_points: ExtensionPoints) -> Expansion:
             where = f"{point}.enabled[{j}].name"
             points = extension_points(entry.name)
             if points is None:
-                out.errors.append(ExpansionError(where, entry.name, f'{go_type} "{entry.name}" does not exist'))
+                out.errors.append(
+                    ExpansionError(where, entry.name, f'{go_type} "{entry.name}" does not exist')
+                )
             elif point not in points:
                 out.errors.append(
-                    ExpansionError(where, entry.name, f'plugin "{entry.name}" does not extend {go_type} plugin')
+                    ExpansionError(
+                        where, entry.name, f'plugin "{entry.name}" does not extend {go_type} plugin'
+                    )
                 )
             elif entry.name in explicit:
                 out.errors.append(
-                    ExpansionError(where, entry.name, f'plugin "{entry.name}" already registered as "{go_type}"')
+                    ExpansionError(
+                        where, entry.name, f'plugin "{entry.name}" already registered as "{go_type}"'
+                    )
                 )
             else:
                 explicit.append(entry.name)
@@ -142,7 +150,9 @@ def expand(sets: PluginSets, extension_points: ExtensionPoints) -> Expansion:
     return out
 
 
-def _score_weights(sets: PluginSets, extension_points: ExtensionPoints, errors: list[ExpansionError]) -> dict[str, int]:
+def _score_weights(
+    sets: PluginSets, extension_points: ExtensionPoints, errors: list[ExpansionError]
+) -> dict[str, int]:
     """``getValidScoreWeights``: the Score point's weight wins over MultiPoint's; 0 means 1."""
     weights: dict[str, int] = {}
     total = 0
@@ -153,10 +163,14 @@ def _score_weights(sets: PluginSets, extension_points: ExtensionPoints, errors: 
                 continue
             if entry.weight < 0:
                 # kube-scheduler would add a negative contribution; berth treats it as a configuration error.
-                errors.append(ExpansionError(f"{point}.enabled[{i}].weight", entry.weight, "must not be negative"))
+                errors.append(
+                    ExpansionError(f"{point}.enabled[{i}].weight", entry.weight, "must not be negative")
+                )
             weight = entry.weight or 1
             if weight * MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:
-                errors.append(ExpansionError("score", entry.name, "total score of Score plugins could overflow"))
+                errors.append(
+                    ExpansionError("score", entry.name, "total score of Score plugins could overflow")
+                )
             weights[entry.name] = weight
             total += weight * MAX_NODE_SCORE
     return weights

@@ -8,7 +8,6 @@ implements; the runtime finds its extension points with ``isinstance``. Success 
 from __future__ import annotations
 
 import builtins
-
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -162,7 +161,9 @@ class PreFilterResult:
 class PreFilterExtensions:
     """Incremental updates of PreFilter state when pods are added or removed (preemption, nominated pods)."""
 
-    def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_to_add: PodInfo, node_info: NodeInfo) -> Status | None:
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
         """``pod_to_add`` is assumed to run on ``node_info``."""
         raise NotImplementedError
 
@@ -230,7 +231,9 @@ class ScorePlugin(Plugin):
         """A score for the node; raise :class:`PluginError` for an internal error."""
         raise NotImplementedError
 
-    def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> Status | None:
+    def normalize_score(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]
+    ) -> Status | None:
         """Rewrite ``scores`` (aligned with ``nodes``) in place into [0, 100]."""
         return None
 

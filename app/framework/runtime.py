@@ -11,10 +11,9 @@ from typing import Any
 from app import metrics
 from app.api.objects import Pod, pod_priority
 from app.framework.cycle_state import CycleState
+from app.framework.expansion import expand
 from app.framework.interfaces import (
-    EXTENSION_POINTS,
     MAX_NODE_SCORE,
-    MAX_TOTAL_SCORE,
     BindPlugin,
     FilterPlugin,
     Handle,
@@ -33,7 +32,6 @@ from app.framework.interfaces import (
     ReservePlugin,
     ScorePlugin,
 )
-from app.framework.expansion import expand
 from app.framework.registry import Registry
 from app.framework.status import Code, Status
 from app.framework.types import NodeInfo, PodInfo
@@ -155,8 +153,13 @@ class Framework:
                     if s.code is Code.UNSCHEDULABLE:
                         return_status = s
                         continue
-                    return (None, Status(Code.ERROR, f'running PreFilter plugin "{pl.name}": {s.message()}',
-                                         plugin=pl.name), set())
+                    return (
+                        None,
+                        Status(
+                            Code.ERROR, f'running PreFilter plugin "{pl.name}": {s.message()}', plugin=pl.name
+                        ),
+                        set(),
+                    )
                 if r is not None and not r.all_nodes():
                     with_nodes.add(pl.name)
                     result = r if result is None else result.merge(r)
@@ -191,11 +194,18 @@ class Framework:
             ext = pl.pre_filter_extensions()
             if ext is None or pl.name in state.skip_filter_plugins:
                 continue
-            s = ext.add_pod(state, pod, other, node_info) if add else ext.remove_pod(state, pod, other, node_info)
+            s = (
+                ext.add_pod(state, pod, other, node_info)
+                if add
+                else ext.remove_pod(state, pod, other, node_info)
+            )
             if s is not None and not s.is_success():
                 verb = "AddPod" if add else "RemovePod"
-                return Status(Code.ERROR, f'running {verb} on PreFilter plugin "{pl.name}": {s.message()}',
-                              plugin=pl.name)
+                return Status(
+                    Code.ERROR,
+                    f'running {verb} on PreFilter plugin "{pl.name}": {s.message()}',
+                    plugin=pl.name,
+                )
         return None
 
     # --- Filter --------------------------------------------------------------------------
@@ -220,7 +230,9 @@ class Framework:
             if s is not None and s.code is not Code.SUCCESS:
                 s.plugin = pl.name
                 if s.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING):
-                    return Status(Code.ERROR, f'running "{pl.name}" filter plugin: {s.message()}', plugin=pl.name)
+                    return Status(
+                        Code.ERROR, f'running "{pl.name}" filter plugin: {s.message()}', plugin=pl.name
+                    )
                 return s
         return None
 
@@ -297,7 +309,9 @@ class Framework:
                 skip.add(pl.name)
                 continue
             if s is not None and s.code is not Code.SUCCESS:
-                status = Status(Code.ERROR, f'running PreScore plugin "{pl.name}": {s.message()}', plugin=pl.name)
+                status = Status(
+                    Code.ERROR, f'running PreScore plugin "{pl.name}": {s.message()}', plugin=pl.name
+                )
                 break
         self._observe_point("PreScore", status, start)
         return status
@@ -331,16 +345,23 @@ class Framework:
                         score = pl.score
                         scores = [score(state, pod, n) for n in nodes]
                 except PluginError as err:
-                    status = Status(Code.ERROR, f'running Score plugins: plugin "{pl.name}" failed with: {err}',
-                                    plugin=pl.name)
+                    status = Status(
+                        Code.ERROR,
+                        f'running Score plugins: plugin "{pl.name}" failed with: {err}',
+                        plugin=pl.name,
+                    )
                     return [], status
                 all_scores.append(scores)
             for pl, scores in zip(plugins, all_scores, strict=True):
                 if pl.normalizes:
                     s = pl.normalize_score(state, pod, nodes, scores)
                     if s is not None and not s.is_success():
-                        status = Status(Code.ERROR, f'running Normalize on Score plugins: plugin "{pl.name}" '
-                                        f"failed with: {s.message()}", plugin=pl.name)
+                        status = Status(
+                            Code.ERROR,
+                            f'running Normalize on Score plugins: plugin "{pl.name}" '
+                            f"failed with: {s.message()}",
+                            plugin=pl.name,
+                        )
                         return [], status
             for pl, scores in zip(plugins, all_scores, strict=True):
                 name = pl.name
@@ -349,7 +370,7 @@ class Framework:
                     if sc > MAX_NODE_SCORE or sc < 0:
                         status = Status(
                             Code.ERROR,
-                            f"applying score defaultWeights on Score plugins: plugin \"{name}\" returns an invalid "
+                            f'applying score defaultWeights on Score plugins: plugin "{name}" returns an invalid '
                             f"score {sc}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing",
                             plugin=name,
                         )
@@ -371,7 +392,9 @@ class Framework:
                 s.plugin = pl.name
                 if s.is_rejected():
                     return s
-                return Status(Code.ERROR, f'running Reserve plugin "{pl.name}": {s.message()}', plugin=pl.name)
+                return Status(
+                    Code.ERROR, f'running Reserve plugin "{pl.name}": {s.message()}', plugin=pl.name
+                )
         return None
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -399,7 +422,9 @@ class Framework:
                 wait = t if wait is None else min(wait, t)
                 wait_status = s
                 continue
-            return Status(Code.ERROR, f'running Permit plugin "{pl.name}": {s.message()}', plugin=pl.name), 0.0
+            return Status(
+                Code.ERROR, f'running Permit plugin "{pl.name}": {s.message()}', plugin=pl.name
+            ), 0.0
         if wait_status is not None and wait is not None:
             wait_status.reasons.append("one or more plugins asked to wait and no plugin rejected pod")
             return wait_status, wait
@@ -411,8 +436,13 @@ class Framework:
             s = self._call(state, "PreBind", pl.name, pl.pre_bind, state, pod, node_name)
             if s is not None and not s.is_success():
                 s.plugin = pl.name
-                return s if s.is_rejected() else Status(
-                    Code.ERROR, f'running PreBind plugin "{pl.name}": {s.message()}', plugin=pl.name)
+                return (
+                    s
+                    if s.is_rejected()
+                    else Status(
+                        Code.ERROR, f'running PreBind plugin "{pl.name}": {s.message()}', plugin=pl.name
+                    )
+                )
         return None
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:

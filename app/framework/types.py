@@ -88,7 +88,9 @@ class Resource:
 
     def clone(self) -> Resource:
         """A copy."""
-        return Resource(self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pod_number, dict(self.scalar))
+        return Resource(
+            self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pod_number, dict(self.scalar)
+        )
 
     def is_zero(self) -> bool:
         """No cpu, memory, ephemeral storage or scalar requested."""

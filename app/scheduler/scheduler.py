@@ -40,7 +40,9 @@ class ClusterObjects:
     def list(self, kind: str, namespace: str) -> list[Mapping[str, Any]]:
         """Objects of ``kind`` in ``namespace``."""
         return [
-            o for o in self._by_kind.get(kind, []) if (o.get("metadata") or {}).get("namespace", "default") == namespace
+            o
+            for o in self._by_kind.get(kind, [])
+            if (o.get("metadata") or {}).get("namespace", "default") == namespace
         ]
 
 
@@ -138,7 +140,9 @@ class Engine:
         attempt = self._scheduling_cycle(fwk, state, pod)
         if attempt.status == "Scheduled" and attempt.node is not None:
             attempt = self._binding_cycle(fwk, state, pod, attempt)
-        result = {"Scheduled": metrics.SCHEDULED, "Unschedulable": metrics.UNSCHEDULABLE}.get(attempt.status, metrics.ERROR)
+        result = {"Scheduled": metrics.SCHEDULED, "Unschedulable": metrics.UNSCHEDULABLE}.get(
+            attempt.status, metrics.ERROR
+        )
         metrics.observe_attempt(result, fwk.profile_name, time.perf_counter() - start)
         return attempt
 
@@ -151,10 +155,17 @@ class Engine:
             return Attempt(pod, "Error", message=str(err))
         except FitError as err:
             if fwk.post_filter:
-                _, post_status = fwk.run_post_filter_plugins(state, pod, err.diagnosis.node_to_status.statuses)
+                _, post_status = fwk.run_post_filter_plugins(
+                    state, pod, err.diagnosis.node_to_status.statuses
+                )
                 err.diagnosis.post_filter_msg = post_status.message()
-            return Attempt(pod, "Unschedulable", message=str(err), diagnosis=err.diagnosis,
-                           num_all_nodes=err.num_all_nodes)
+            return Attempt(
+                pod,
+                "Unschedulable",
+                message=str(err),
+                diagnosis=err.diagnosis,
+                num_all_nodes=err.num_all_nodes,
+            )
         host = result.suggested_host
         assumed = dataclasses.replace(pod, node_name=host)
         self.cache.assume_pod(assumed)
@@ -173,8 +184,14 @@ class Engine:
                 diagnosis.node_to_status.statuses[host] = status
                 diagnosis.add_plugin_status(status)
                 fit = FitError(pod.key, 1, diagnosis)
-                return Attempt(pod, "Unschedulable", message=str(fit), result=result, diagnosis=diagnosis,
-                               num_all_nodes=1)
+                return Attempt(
+                    pod,
+                    "Unschedulable",
+                    message=str(fit),
+                    result=result,
+                    diagnosis=diagnosis,
+                    num_all_nodes=1,
+                )
             return Attempt(pod, "Error", message=status.message(), result=result)
         return Attempt(pod, "Scheduled", node=host, result=result, diagnosis=result.diagnosis)
 
@@ -196,7 +213,9 @@ class Engine:
 
     # --- the extender's verbs --------------------------------------------------------------
 
-    def filter_nodes(self, fwk: Framework, pod: Pod, nodes: Sequence[NodeInfo]) -> tuple[FilterOutcome, CycleState]:
+    def filter_nodes(
+        self, fwk: Framework, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[FilterOutcome, CycleState]:
         """PreFilter + Filter on exactly ``nodes`` (no sampling): what /filter answers."""
         state = self.new_cycle_state()
         self.cache.update_snapshot(self.algorithm.snapshot)
@@ -208,7 +227,8 @@ class Engine:
             return FilterOutcome([], {n.name: status for n in nodes}), state
         allowed = None if pre_result is None else pre_result.node_names
         narrowed = Status(
-            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]"
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]",
         )
         feasible: list[NodeInfo] = []
         filters = fwk.active_filters(state)

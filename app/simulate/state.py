@@ -19,7 +19,15 @@ from typing import Any
 import yaml
 
 from app.api.errors import FieldError
-from app.api.objects import Node, Pod, PriorityClass, parse_node, parse_pod, parse_priority_class
+from app.api.objects import (
+    Node,
+    Pod,
+    PriorityClass,
+    json_type_name,
+    parse_node,
+    parse_pod,
+    parse_priority_class,
+)
 from app.scheduler.scheduler import ClusterObjects
 
 __all__ = [
@@ -161,27 +169,15 @@ def _documents(text: str, path: str) -> list[Any]:
     return _yaml_documents(text, path)
 
 
-def _type_name(value: object) -> str:
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    return type(value).__name__
-
-
 def _flatten(raw: Any, where: str, path: str) -> Iterator[_Doc]:
     """Yield the objects of one document, expanding ``List`` (and typed ``XxxList``) items."""
     if not isinstance(raw, Mapping):
-        raise StateError(path, f"expected an object (a mapping), got {_type_name(raw)}", where)
+        raise StateError(path, f"expected an object, got {json_type_name(raw)}", where)
     kind = raw.get("kind")
     items = raw.get("items")
     if isinstance(kind, str) and kind.endswith("List") and "items" in raw:
         if not isinstance(items, list):
-            raise StateError(path, f"items: expected a list, got {_type_name(items)}", where)
+            raise StateError(path, f"items: expected an array, got {json_type_name(items)}", where)
         # Items of a typed list from the API (PodList) carry no kind/apiVersion: they are the list's.
         item_kind = kind[: -len("List")]
         api_version = raw.get("apiVersion")

@@ -66,7 +66,11 @@ class PreferLabel(FilterPlugin, ScorePlugin):
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """Reject labelled nodes for pods annotated with ``example.com/avoid-label: "true"``."""
         node = node_info.node
-        if pod.annotations.get(OPT_OUT_ANNOTATION) == "true" and node is not None and self.args.label in node.labels:
+        if (
+            pod.annotations.get(OPT_OUT_ANNOTATION) == "true"
+            and node is not None
+            and self.args.label in node.labels
+        ):
             return unresolvable(f"node(s) had label {self.args.label} that the pod avoids")
         return None
 
@@ -75,7 +79,9 @@ class PreferLabel(FilterPlugin, ScorePlugin):
         node = node_info.node
         return MAX_NODE_SCORE if node is not None and self.args.label in node.labels else 0
 
-    def normalize_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]) -> None:
+    def normalize_score(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]
+    ) -> None:
         """Scores are already in [0, 100]."""
         return None
 

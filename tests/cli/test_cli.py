@@ -94,7 +94,9 @@ def test_missing_config_file(capsys: pytest.CaptureFixture[str], tmp_path: Path)
 
 
 def test_simulate_json_exact_fit_error(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "simulate", str(EXAMPLES / "simulate" / "unschedulable.yaml"), "-o", "json", "--seed", "1")
+    code, out, _ = run(
+        capsys, "simulate", str(EXAMPLES / "simulate" / "unschedulable.yaml"), "-o", "json", "--seed", "1"
+    )
     assert code == 0
     pods = {p["pod"]: p for p in json.loads(out)["pods"]}
     big = pods["default/big"]
@@ -173,6 +175,10 @@ def test_python_module_entry(tmp_path: Path) -> None:
     import subprocess
 
     proc = subprocess.run(
-        [sys.executable, "-m", "app.cli.main", "--version"], capture_output=True, text=True, cwd=ROOT, check=False
+        [sys.executable, "-m", "app.cli.main", "--version"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
     )
     assert proc.returncode == 0 and "berth" in proc.stdout

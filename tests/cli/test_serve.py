@@ -28,7 +28,16 @@ def free_port() -> int:
 def server() -> Iterator[str]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli.main", "serve", "--port", str(port), "--state", "examples/state.yaml"],
+        [
+            sys.executable,
+            "-m",
+            "app.cli.main",
+            "serve",
+            "--port",
+            str(port),
+            "--state",
+            "examples/state.yaml",
+        ],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -92,7 +101,11 @@ def test_bad_body_is_400_with_error(server: str) -> None:
 def test_serve_rejects_a_bad_port() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "app.cli.main", "serve", "--port", "70000"],
-        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert proc.returncode == 1
     assert "--port" in proc.stderr and "Traceback" not in proc.stderr

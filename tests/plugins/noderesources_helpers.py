@@ -11,10 +11,9 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from fakes import FakeHandle
-
 from app.api.objects import Node, Pod, parse_node, parse_pod
 from app.framework.types import NodeInfo, PodInfo
+from fakes import FakeHandle
 
 Req = Mapping[str, str]
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from fakes import FakeHandle
-from plugins.noderesources_helpers import snapshot, st_pod, util_node
 
 from app.api.errors import FieldError
 from app.api.objects import Node, Pod
@@ -16,6 +14,8 @@ from app.plugins.noderesources.balanced_allocation import (
     balanced_resource_score,
     balanced_resource_scorer,
 )
+from fakes import FakeHandle
+from plugins.noderesources_helpers import snapshot, st_pod, util_node
 
 DEFAULT = [ResourceSpec("cpu", 1), ResourceSpec("memory", 1)]
 WITH_GPU = [ResourceSpec("cpu", 1), ResourceSpec("memory", 1), ResourceSpec("nvidia.com/gpu", 1)]

@@ -6,13 +6,12 @@ The Go test drives a fake clientset and the async API dispatcher; here the binde
 
 from __future__ import annotations
 
-from builders import make_pod, pod_dict
-from fakes import FakeHandle
-
 from app.api.objects import Pod, parse_pod
 from app.framework.cycle_state import CycleState
 from app.framework.status import Code, Status, error
 from app.plugins.defaultbinder.default_binder import DefaultBinder
+from builders import make_pod, pod_dict
+from fakes import FakeHandle
 
 TEST_NODE = "foohost.kubernetes.mydomain.com"
 

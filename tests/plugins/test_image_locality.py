@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from fakes import FakeHandle
 
 from app.api.objects import Node, Pod, parse_node, parse_pod
 from app.framework.cycle_state import CycleState
@@ -20,6 +19,7 @@ from app.plugins.imagelocality.image_locality import (
     normalized_image_name,
     pod_image_names,
 )
+from fakes import FakeHandle
 
 Images = Sequence[tuple[Sequence[str], int]]
 

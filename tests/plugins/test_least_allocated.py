@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from fakes import FakeHandle
-from plugins.noderesources_helpers import snapshot, st_node, st_pod
 
 from app.api.errors import FieldError
 from app.api.objects import Node, Pod
@@ -18,6 +16,8 @@ from app.plugins.noderesources.args import (
 )
 from app.plugins.noderesources.fit import NodeResourcesFit
 from app.plugins.noderesources.resource_allocation import least_requested_score
+from fakes import FakeHandle
+from plugins.noderesources_helpers import snapshot, st_node, st_pod
 
 EXTENDED = "abc.com/xyz"
 DEFAULT = [ResourceSpec("cpu", 1), ResourceSpec("memory", 1)]

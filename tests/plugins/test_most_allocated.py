@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from fakes import FakeHandle
-from plugins.noderesources_helpers import snapshot, st_node, st_pod
 
 from app.api.errors import FieldError
 from app.api.objects import Node, Pod
@@ -13,6 +11,8 @@ from app.framework.interfaces import MIN_NODE_SCORE, PluginError
 from app.plugins.noderesources.args import MOST_ALLOCATED, NodeResourcesFitArgs, ResourceSpec, ScoringStrategy
 from app.plugins.noderesources.fit import NodeResourcesFit
 from app.plugins.noderesources.resource_allocation import most_requested_score
+from fakes import FakeHandle
+from plugins.noderesources_helpers import snapshot, st_node, st_pod
 
 EXTENDED = "abc.com/xyz"
 DEFAULT = [ResourceSpec("cpu", 1), ResourceSpec("memory", 1)]

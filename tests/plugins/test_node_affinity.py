@@ -6,8 +6,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from builders import make_pod
-from fakes import FakeHandle
 
 from app.api.errors import FieldError
 from app.api.objects import Node, Pod, parse_node
@@ -22,6 +20,8 @@ from app.plugins.nodeaffinity.node_affinity import (
     ERR_REASON_POD,
     NodeAffinity,
 )
+from builders import make_pod
+from fakes import FakeHandle
 
 NAME_FIELD = "metadata.name"
 

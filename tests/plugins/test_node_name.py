@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from builders import make_node, make_pod
-from fakes import FakeHandle
 
 from app.framework.cycle_state import CycleState
 from app.framework.status import Code, Status, unresolvable
 from app.framework.types import NodeInfo
 from app.plugins.nodename.node_name import ERR_REASON, NodeName, fits
+from builders import make_node, make_pod
+from fakes import FakeHandle
 
 CASES: list[tuple[str, str, str, Status | None]] = [
     ("no host specified", "", "foo", None),

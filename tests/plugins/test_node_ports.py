@@ -6,14 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from builders import make_pod
-from fakes import FakeHandle
 
 from app.api.objects import Pod
 from app.framework.cycle_state import CycleState
 from app.framework.status import Code, Status, error, skip, unschedulable
 from app.framework.types import HostPortInfo, NodeInfo, PodInfo
 from app.plugins.nodeports.node_ports import ERR_REASON, NodePorts, fits, get_host_ports
+from builders import make_pod
+from fakes import FakeHandle
 
 
 def _ports(infos: tuple[str, ...]) -> list[dict[str, Any]]:

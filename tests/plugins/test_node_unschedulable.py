@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from builders import make_pod
-from fakes import FakeHandle
 
 from app.api.objects import parse_node
 from app.framework.cycle_state import CycleState
 from app.framework.status import Code, Status, unresolvable
 from app.framework.types import NodeInfo
 from app.plugins.nodeunschedulable.node_unschedulable import ERR_REASON_UNSCHEDULABLE, NodeUnschedulable
+from builders import make_pod
+from fakes import FakeHandle
 
 CASES: list[tuple[str, list[dict[str, Any]], bool, Status | None]] = [
     (

@@ -6,8 +6,6 @@ from dataclasses import astuple
 from typing import Any
 
 import pytest
-from fakes import FakeHandle
-from plugins.noderesources_helpers import resource_pod, resources_list, snapshot, st_node, st_pod, usage
 
 from app.api.errors import FieldError
 from app.api.objects import Node, Pod, parse_node
@@ -32,6 +30,8 @@ from app.plugins.noderesources.fit import (
     fits_request,
     is_fit,
 )
+from fakes import FakeHandle
+from plugins.noderesources_helpers import resource_pod, resources_list, snapshot, st_node, st_pod, usage
 
 EXT_A = "example.com/aaa"
 EXT_B = "example.com/bbb"

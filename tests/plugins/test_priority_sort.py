@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from builders import make_pod
-from fakes import FakeHandle
 
+from app.api.objects import pod_priority
 from app.framework.interfaces import QueuedPodInfo
 from app.framework.types import PodInfo
-from app.plugins.helper.priority import pod_priority
 from app.plugins.queuesort.priority_sort import PrioritySort
+from builders import make_pod
+from fakes import FakeHandle
 
 LOW, HIGH = 10, 100
 T1, T2 = 1000.0, 1001.0

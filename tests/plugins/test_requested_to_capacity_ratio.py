@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from plugins.noderesources_helpers import snapshot, st_node, st_pod, util_node
 
 from app.api.objects import Node, Pod
 from app.framework.cycle_state import CycleState
@@ -19,6 +18,7 @@ from app.plugins.noderesources.args import (
 )
 from app.plugins.noderesources.fit import NodeResourcesFit
 from app.plugins.noderesources.resource_allocation import build_broken_linear_function, go_div, shape_table
+from plugins.noderesources_helpers import snapshot, st_node, st_pod, util_node
 
 DEFAULT = [ResourceSpec("cpu", 1), ResourceSpec("memory", 1)]
 SHAPE = [(0, 10), (100, 0)]

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from builders import make_pod
-from fakes import FakeHandle
-
 from app.framework.status import Code, unresolvable
 from app.plugins.schedulinggates.scheduling_gates import SchedulingGates
+from builders import make_pod
+from fakes import FakeHandle
 
 
 def test_pod_does_not_carry_scheduling_gates() -> None:

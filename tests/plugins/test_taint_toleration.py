@@ -10,8 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from builders import make_pod
-from fakes import FakeHandle
 
 from app.api.objects import Node, Pod, Toleration, parse_node
 from app.framework.cycle_state import CycleState
@@ -19,6 +17,8 @@ from app.framework.interfaces import PluginError
 from app.framework.status import Code, Status, unresolvable
 from app.framework.types import NodeInfo
 from app.plugins.tainttoleration.taint_toleration import ERR_REASON_UNTOLERATED, TaintToleration
+from builders import make_pod
+from fakes import FakeHandle
 
 
 def node_with_taints(name: str, taints: list[dict[str, str]]) -> Node:

@@ -222,11 +222,8 @@ def test_bad_node_quantity_inside_a_list() -> None:
 
 
 def test_document_not_a_mapping() -> None:
-    assert (
-        _error(node_yaml("n1") + "- a\n- b\n")
-        == "state.yaml: document 2: expected an object (a mapping), got a list"
-    )
-    assert _error("just text\n") == "state.yaml: document 1: expected an object (a mapping), got a string"
+    assert _error(node_yaml("n1") + "- a\n- b\n") == "state.yaml: document 2: expected an object, got array"
+    assert _error("just text\n") == "state.yaml: document 1: expected an object, got string"
 
 
 def test_missing_kind_and_api_version() -> None:

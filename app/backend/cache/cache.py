@@ -251,7 +251,9 @@ class Cache:
                 snapshot.node_info_list = [snapshot.node_info_map[n] for n in self._tree.list()]
                 affinity_changed = True
             if affinity_changed:
-                snapshot.have_pods_with_affinity = [n for n in snapshot.node_info_list if n.pods_with_affinity]
+                snapshot.have_pods_with_affinity = [
+                    n for n in snapshot.node_info_list if n.pods_with_affinity
+                ]
                 snapshot.have_pods_with_required_anti_affinity = [
                     n for n in snapshot.node_info_list if n.pods_with_required_anti_affinity
                 ]

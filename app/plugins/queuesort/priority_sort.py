@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from app.api.objects import pod_priority
 from app.framework.interfaces import QueuedPodInfo, QueueSortPlugin
-from app.plugins.helper.priority import pod_priority
 
 
 class PrioritySort(QueueSortPlugin):
