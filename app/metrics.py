@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import Counter, Histogram
 
 
@@ -43,3 +45,29 @@ def observe_attempt(result: str, profile: str, seconds: float) -> None:
     """Count one scheduling attempt and its duration."""
     SCHEDULE_ATTEMPTS.labels(result, profile).inc()
     SCHEDULING_ATTEMPT_DURATION.labels(result, profile).observe(seconds)
+
+
+# prometheus_client's labels() costs microseconds per call; plugin durations are observed per node
+# in sampled cycles, so the labelled children are looked up once and kept.
+_plugin_children: dict[tuple[str, str, str], Any] = {}
+_point_children: dict[tuple[str, str, str], Any] = {}
+
+
+def observe_plugin(plugin: str, extension_point: str, status: str, seconds: float) -> None:
+    """Record one plugin call's duration (scheduler_plugin_execution_duration_seconds)."""
+    key = (plugin, extension_point, status)
+    child = _plugin_children.get(key)
+    if child is None:
+        child = _plugin_children[key] = PLUGIN_EXECUTION_DURATION.labels(plugin, extension_point, status)
+    child.observe(seconds)
+
+
+def observe_extension_point(extension_point: str, status: str, profile: str, seconds: float) -> None:
+    """Record one extension point's duration (scheduler_framework_extension_point_duration_seconds)."""
+    key = (extension_point, status, profile)
+    child = _point_children.get(key)
+    if child is None:
+        child = _point_children[key] = FRAMEWORK_EXTENSION_POINT_DURATION.labels(
+            extension_point, status, profile
+        )
+    child.observe(seconds)

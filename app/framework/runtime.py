@@ -336,11 +336,7 @@ class Framework:
             for pl in plugins:
                 try:
                     if state.record_plugin_metrics:
-                        t0 = time.perf_counter()
-                        scores = [pl.score(state, pod, n) for n in nodes]
-                        metrics.PLUGIN_EXECUTION_DURATION.labels(pl.name, "Score", "Success").observe(
-                            time.perf_counter() - t0
-                        )
+                        scores = [self._timed_score(pl, state, pod, n) for n in nodes]
                     else:
                         score = pl.score
                         scores = [score(state, pod, n) for n in nodes]
@@ -492,14 +488,23 @@ class Framework:
             out = _error_result(point, plugin, err)
         s = out[-1] if isinstance(out, tuple) else out
         code = "Success" if s is None or not isinstance(s, Status) else s.code.label
-        metrics.PLUGIN_EXECUTION_DURATION.labels(plugin, point, code).observe(time.perf_counter() - start)
+        metrics.observe_plugin(plugin, point, code, time.perf_counter() - start)
         return out
+
+    def _timed_score(self, pl: ScorePlugin, state: CycleState, pod: Pod, node: NodeInfo) -> int:
+        """One Score call with its duration recorded (per node, as kube-scheduler samples it)."""
+        start = time.perf_counter()
+        code = "Error"
+        try:
+            score = pl.score(state, pod, node)
+            code = "Success"
+            return score
+        finally:
+            metrics.observe_plugin(pl.name, "Score", code, time.perf_counter() - start)
 
     def _observe_point(self, point: str, status: Status | None, start: float) -> None:
         code = "Success" if status is None else status.code.label
-        metrics.FRAMEWORK_EXTENSION_POINT_DURATION.labels(point, code, self.profile_name).observe(
-            time.perf_counter() - start
-        )
+        metrics.observe_extension_point(point, code, self.profile_name, time.perf_counter() - start)
 
 
 def _error_result(point: str, plugin: str, err: Exception) -> Any:
