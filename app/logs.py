@@ -36,17 +36,17 @@ def logger() -> logging.Logger:
 def info(msg: str, level: int = 0, **kv: Any) -> None:
     """Log ``msg`` with structured key/values at verbosity ``level`` (klog's InfoS)."""
     if level <= _verbosity:
-        logger().info(msg, extra={"kv": kv, "v": level})
+        logger().info(msg, extra={"kv": kv, "v": level}, stacklevel=2)
 
 
 def error(msg: str, **kv: Any) -> None:
     """Log an error with structured key/values (klog's ErrorS)."""
-    logger().error(msg, extra={"kv": kv, "v": 0})
+    logger().error(msg, extra={"kv": kv, "v": 0}, stacklevel=2)
 
 
 def warning(msg: str, **kv: Any) -> None:
     """Log a warning with structured key/values."""
-    logger().warning(msg, extra={"kv": kv, "v": 0})
+    logger().warning(msg, extra={"kv": kv, "v": 0}, stacklevel=2)
 
 
 class KlogTextFormatter(logging.Formatter):

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app import metrics
+from app import logs, metrics
 from app.api.objects import Pod
 from app.backend.cache.cache import Cache
 from app.config.types import SchedulerConfiguration
@@ -94,6 +94,24 @@ class FilterOutcome:
     failed: dict[str, Status]
 
 
+def _log_attempt(attempt: Attempt) -> None:
+    """kube-scheduler's V(2) lines for a finished attempt."""
+    pod = attempt.pod.key
+    if attempt.status == "Scheduled" and attempt.result is not None:
+        logs.info(
+            "Successfully bound pod to node",
+            2,
+            pod=pod,
+            node=attempt.node,
+            evaluatedNodes=attempt.result.evaluated_nodes,
+            feasibleNodes=attempt.result.feasible_nodes,
+        )
+    elif attempt.status == "Unschedulable":
+        logs.info("Unable to schedule pod; no fit; waiting", 2, pod=pod, err=attempt.message)
+    else:
+        logs.info("Error scheduling pod; retrying", 2, pod=pod, err=attempt.message)
+
+
 class Engine:
     """kube-scheduler's core over one cache: profiles by schedulerName and the scheduling cycle."""
 
@@ -135,11 +153,15 @@ class Engine:
         if pod.deletion_timestamp:
             # kube-scheduler drops a deleting pod from the queue with this FailedScheduling event.
             return Attempt(pod, "Error", message=f"skip schedule deleting pod: {pod.key}")
+        if logs.enabled(3):
+            logs.info("Attempting to schedule pod", 3, pod=pod.key)
         start = time.perf_counter()
         state = self.new_cycle_state()
         attempt = self._scheduling_cycle(fwk, state, pod)
         if attempt.status == "Scheduled" and attempt.node is not None:
             attempt = self._binding_cycle(fwk, state, pod, attempt)
+        if logs.enabled(2):
+            _log_attempt(attempt)
         result = {"Scheduled": metrics.SCHEDULED, "Unschedulable": metrics.UNSCHEDULABLE}.get(
             attempt.status, metrics.ERROR
         )

@@ -182,3 +182,21 @@ def test_python_module_entry(tmp_path: Path) -> None:
         check=False,
     )
     assert proc.returncode == 0 and "berth" in proc.stdout
+
+
+def test_verbosity_and_json_logging(capsys: pytest.CaptureFixture[str]) -> None:
+    state = str(EXAMPLES / "simulate" / "gated-priority.yaml")
+    code, _, err = run(capsys, "simulate", state, "-v", "3", "--seed", "1")
+    assert code == 0
+    assert 'Attempting to schedule pod" pod="apps/payments"' in err
+    assert "scheduler.py:" in err  # the caller, not the logging helper
+
+    code, _, err = run(capsys, "simulate", state, "--v", "2", "--logging-format", "json", "--seed", "1")
+    assert code == 0
+    lines = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    bound = [entry for entry in lines if entry["msg"] == "Successfully bound pod to node"]
+    assert bound and bound[0]["pod"] == "apps/payments" and bound[0]["v"] == 2
+    assert not any(entry["msg"] == "Attempting to schedule pod" for entry in lines)  # that is V(3)
+
+    code, _, err = run(capsys, "simulate", state, "--seed", "1")
+    assert code == 0 and "Successfully bound" not in err
