@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from app.api.errors import FieldError
+from app.api.strict import API_VERSION, Obj
 from app.api.validation import child, format_duration, invalid, not_supported, raise_errors, required
 from app.config.defaults import (
     DEFAULT_PARALLELISM,
@@ -27,7 +28,6 @@ from app.config.defaults import (
     enabled_plugin_names,
     merge_plugins,
 )
-from app.config.strict import API_VERSION, Obj
 from app.config.types import (
     EXTENSION_POINTS,
     ClientConnectionConfig,

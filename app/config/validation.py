@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from app.api.errors import FieldError
+from app.api.strict import API_VERSION
 from app.api.validation import (
     child,
     duplicate,
@@ -28,7 +29,6 @@ from app.api.validation import (
     label_key_errors,
     required,
 )
-from app.config.strict import API_VERSION
 from app.config.types import (
     Extender,
     LeaderElectionConfig,

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Self
 
 from app.api.errors import FieldError
+from app.api.strict import API_VERSION, Obj, check_type_meta
 from app.api.validation import child, invalid, raise_errors
-from app.config.strict import API_VERSION, Obj, check_type_meta
 
 KIND = "InterPodAffinityArgs"
 

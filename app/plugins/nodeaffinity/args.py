@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Self
 
 from app.api.errors import FieldError
+from app.api.strict import API_VERSION, Obj, check_type_meta
 from app.api.validation import (
     child,
     index,
@@ -17,7 +18,6 @@ from app.api.validation import (
     not_supported,
     raise_errors,
 )
-from app.config.strict import API_VERSION, Obj, check_type_meta
 
 KIND = "NodeAffinityArgs"
 

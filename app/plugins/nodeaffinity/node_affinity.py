@@ -230,3 +230,18 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     ) -> Status | None:
         """Scale to [0, 100], the best node getting 100."""
         return default_normalize_score(100, False, scores)
+
+
+def pod_matches_node_selector_and_affinity(pod: Pod, node: Node) -> bool:
+    """``GetRequiredNodeAffinity(pod).Match(node)``: ``spec.nodeSelector`` and required node affinity.
+
+    Terms that fail to parse match no node, as the lazy-error selector of component-helpers (callers
+    such as PodTopologySpread ignore the parse errors). ``addedAffinity`` is not part of it.
+    """
+    labels = node.labels
+    for key, value in pod.node_selector.items():
+        if labels.get(key) != value:
+            return False
+    na = pod.node_affinity
+    required = na.required if na is not None else None
+    return required is None or required.matches(node.name, labels)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Self
 
 from app.api.errors import FieldError
+from app.api.strict import API_VERSION, Obj, check_type_meta
 from app.api.validation import (
     child,
     duplicate,
@@ -18,7 +19,6 @@ from app.api.validation import (
     required,
     validate_label_name,
 )
-from app.config.strict import API_VERSION, Obj, check_type_meta
 
 FIT_KIND = "NodeResourcesFitArgs"
 BALANCED_KIND = "NodeResourcesBalancedAllocationArgs"

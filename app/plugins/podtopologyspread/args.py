@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Self
 
 from app.api.errors import FieldError
+from app.api.strict import API_VERSION, Obj, check_type_meta
 from app.api.validation import (
     child,
     duplicate,
@@ -19,7 +20,6 @@ from app.api.validation import (
     required,
     validate_label_name,
 )
-from app.config.strict import API_VERSION, Obj, check_type_meta
 
 KIND = "PodTopologySpreadArgs"
 SYSTEM_DEFAULTING = "System"
