@@ -13,6 +13,7 @@ from typing import Any
 
 from app.api.objects import Node, Pod, parse_node, parse_pod
 from app.framework.types import NodeInfo, PodInfo
+from app.plugins.noderesources.args import ResourceSpec
 from fakes import FakeHandle
 
 Req = Mapping[str, str]
@@ -149,3 +150,21 @@ def snapshot(existing: Sequence[Pod], nodes: Sequence[Node]) -> tuple[FakeHandle
             info.add_pod_info(PodInfo(p))
     ordered = [infos[n.name] for n in nodes]
     return FakeHandle(ordered), ordered
+
+
+EXTENDED = "abc.com/xyz"
+DEFAULT = [ResourceSpec("cpu", 1), ResourceSpec("memory", 1)]
+EXTENDED_SET = [ResourceSpec("cpu", 1), ResourceSpec("memory", 1), ResourceSpec(EXTENDED, 1)]
+
+
+def capacity_node(name: str, cpu: str, memory: str, ext: str | None = None) -> Node:
+    """``st.MakeNode().Name(name).Capacity({cpu, memory[, abc.com/xyz]})``."""
+    capacity = {"cpu": cpu, "memory": memory}
+    if ext is not None:
+        capacity[EXTENDED] = ext
+    return st_node(name, capacity)
+
+
+def two_container_pod() -> Pod:
+    """The two-container pod of the least/most allocated tables."""
+    return st_pod({"cpu": "1000", "memory": "2000"}, {"cpu": "2000", "memory": "3000"})

@@ -17,38 +17,30 @@ from app.plugins.noderesources.args import (
 from app.plugins.noderesources.fit import NodeResourcesFit
 from app.plugins.noderesources.resource_allocation import least_requested_score
 from fakes import FakeHandle
-from plugins.noderesources_helpers import snapshot, st_node, st_pod
-
-EXTENDED = "abc.com/xyz"
-DEFAULT = [ResourceSpec("cpu", 1), ResourceSpec("memory", 1)]
-EXTENDED_SET = [ResourceSpec("cpu", 1), ResourceSpec("memory", 1), ResourceSpec(EXTENDED, 1)]
-
-
-def _n(name: str, cpu: str, memory: str, ext: str | None = None) -> Node:
-    """``st.MakeNode().Name(name).Capacity({cpu, memory[, abc.com/xyz]})``."""
-    capacity = {"cpu": cpu, "memory": memory}
-    if ext is not None:
-        capacity[EXTENDED] = ext
-    return st_node(name, capacity)
-
-
-def _two_containers() -> Pod:
-    return st_pod({"cpu": "1000", "memory": "2000"}, {"cpu": "2000", "memory": "3000"})
-
+from plugins.noderesources_helpers import (
+    DEFAULT,
+    EXTENDED,
+    EXTENDED_SET,
+    capacity_node,
+    snapshot,
+    st_node,
+    st_pod,
+    two_container_pod,
+)
 
 CASES: list[tuple[str, Pod, list[Node], list[Pod], list[ResourceSpec], list[int]]] = [
     (
         "nothing scheduled, nothing requested",
         st_pod(),
-        [_n("node1", "4000", "10000"), _n("node2", "4000", "10000")],
+        [capacity_node("node1", "4000", "10000"), capacity_node("node2", "4000", "10000")],
         [],
         DEFAULT,
         [MAX_NODE_SCORE, MAX_NODE_SCORE],
     ),
     (
         "nothing scheduled, resources requested, differently sized nodes",
-        _two_containers(),
-        [_n("node1", "4000", "10000"), _n("node2", "6000", "10000")],
+        two_container_pod(),
+        [capacity_node("node1", "4000", "10000"), capacity_node("node2", "6000", "10000")],
         [],
         DEFAULT,
         [37, 50],
@@ -56,7 +48,7 @@ CASES: list[tuple[str, Pod, list[Node], list[Pod], list[ResourceSpec], list[int]
     (
         "no resources requested, pods scheduled",
         st_pod(),
-        [_n("node1", "4000", "10000"), _n("node2", "4000", "10000")],
+        [capacity_node("node1", "4000", "10000"), capacity_node("node2", "4000", "10000")],
         [st_pod(node="node1"), st_pod(node="node1"), st_pod(node="node2"), st_pod(node="node2")],
         DEFAULT,
         [MAX_NODE_SCORE, MAX_NODE_SCORE],
@@ -64,7 +56,7 @@ CASES: list[tuple[str, Pod, list[Node], list[Pod], list[ResourceSpec], list[int]
     (
         "no resources requested, pods scheduled with resources",
         st_pod(),
-        [_n("node1", "10000", "20000"), _n("node2", "10000", "20000")],
+        [capacity_node("node1", "10000", "20000"), capacity_node("node2", "10000", "20000")],
         [
             st_pod({"cpu": "3000", "memory": "0"}, node="node1"),
             st_pod({"cpu": "3000", "memory": "0"}, node="node1"),
@@ -76,8 +68,8 @@ CASES: list[tuple[str, Pod, list[Node], list[Pod], list[ResourceSpec], list[int]
     ),
     (
         "resources requested, pods scheduled with resources",
-        _two_containers(),
-        [_n("node1", "10000", "20000"), _n("node2", "10000", "20000")],
+        two_container_pod(),
+        [capacity_node("node1", "10000", "20000"), capacity_node("node2", "10000", "20000")],
         [
             st_pod({"cpu": "3000", "memory": "0"}, node="node1"),
             st_pod({"cpu": "3000", "memory": "5000"}, node="node2"),
@@ -87,8 +79,8 @@ CASES: list[tuple[str, Pod, list[Node], list[Pod], list[ResourceSpec], list[int]
     ),
     (
         "resources requested, pods scheduled with resources, differently sized nodes",
-        _two_containers(),
-        [_n("node1", "10000", "20000"), _n("node2", "10000", "50000")],
+        two_container_pod(),
+        [capacity_node("node1", "10000", "20000"), capacity_node("node2", "10000", "50000")],
         [
             st_pod({"cpu": "3000", "memory": "0"}, node="node1"),
             st_pod({"cpu": "3000", "memory": "5000"}, node="node2"),
@@ -99,7 +91,7 @@ CASES: list[tuple[str, Pod, list[Node], list[Pod], list[ResourceSpec], list[int]
     (
         "requested resources exceed node capacity",
         st_pod({"cpu": "3000", "memory": "0"}),
-        [_n("node1", "4000", "10000"), _n("node2", "4000", "10000")],
+        [capacity_node("node1", "4000", "10000"), capacity_node("node2", "4000", "10000")],
         [
             st_pod({"cpu": "3000", "memory": "0"}, node="node1"),
             st_pod({"cpu": "3000", "memory": "5000"}, node="node2"),
@@ -120,16 +112,16 @@ CASES: list[tuple[str, Pod, list[Node], list[Pod], list[ResourceSpec], list[int]
     ),
     (
         "nothing scheduled, resources requested with different weight on CPU and memory, differently sized nodes",
-        _two_containers(),
-        [_n("node1", "4000", "10000"), _n("node2", "6000", "10000")],
+        two_container_pod(),
+        [capacity_node("node1", "4000", "10000"), capacity_node("node2", "6000", "10000")],
         [],
         [ResourceSpec("memory", 2), ResourceSpec("cpu", 1)],
         [41, 50],
     ),
     (
         "bypass extended resource if the pod does not request",
-        _two_containers(),
-        [_n("node1", "6000", "10000"), _n("node2", "6000", "10000", ext="4")],
+        two_container_pod(),
+        [capacity_node("node1", "6000", "10000"), capacity_node("node2", "6000", "10000", ext="4")],
         [],
         EXTENDED_SET,
         [50, 50],
@@ -137,7 +129,7 @@ CASES: list[tuple[str, Pod, list[Node], list[Pod], list[ResourceSpec], list[int]
     (
         "honor extended resource if the pod requests",
         st_pod({"cpu": "3000", "memory": "5000", EXTENDED: "2"}),
-        [_n("node1", "6000", "10000", ext="4"), _n("node2", "6000", "10000", ext="10")],
+        [capacity_node("node1", "6000", "10000", ext="4"), capacity_node("node2", "6000", "10000", ext="10")],
         [],
         EXTENDED_SET,
         [50, 60],
@@ -145,7 +137,7 @@ CASES: list[tuple[str, Pod, list[Node], list[Pod], list[ResourceSpec], list[int]
     (
         "if the node doesn't have a resource",
         st_pod({"cpu": "3000", "memory": "4000"}),
-        [_n("node1", "6000", "10000"), _n("node2", "6000", "10000", ext="4")],
+        [capacity_node("node1", "6000", "10000"), capacity_node("node2", "6000", "10000", ext="4")],
         [],
         [ResourceSpec(EXTENDED, 2), ResourceSpec("cpu", 1), ResourceSpec("memory", 1)],
         [55, 55],
@@ -170,13 +162,15 @@ def test_least_allocated_scoring_strategy(
 
 def test_resources_not_set_is_an_error() -> None:
     """ "Resources not set, pods scheduled with error": Score fails (kube returns 0 with an Error status)."""
-    handle, infos = snapshot([], [_n("node1", "4000", "10000"), _n("node2", "6000", "10000")])
+    handle, infos = snapshot(
+        [], [capacity_node("node1", "4000", "10000"), capacity_node("node2", "6000", "10000")]
+    )
     p = NodeResourcesFit(NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(LEAST_ALLOCATED, [])), handle)
     state = CycleState()
-    p.pre_score(state, _two_containers(), infos)
+    p.pre_score(state, two_container_pod(), infos)
     for info in infos:
         with pytest.raises(PluginError, match="resources not found"):
-            p.score(state, _two_containers(), info)
+            p.score(state, two_container_pod(), info)
 
 
 @pytest.mark.parametrize(

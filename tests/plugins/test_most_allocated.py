@@ -12,38 +12,29 @@ from app.plugins.noderesources.args import MOST_ALLOCATED, NodeResourcesFitArgs,
 from app.plugins.noderesources.fit import NodeResourcesFit
 from app.plugins.noderesources.resource_allocation import most_requested_score
 from fakes import FakeHandle
-from plugins.noderesources_helpers import snapshot, st_node, st_pod
-
-EXTENDED = "abc.com/xyz"
-DEFAULT = [ResourceSpec("cpu", 1), ResourceSpec("memory", 1)]
-EXTENDED_SET = [ResourceSpec("cpu", 1), ResourceSpec("memory", 1), ResourceSpec(EXTENDED, 1)]
-
-
-def _n(name: str, cpu: str, memory: str, ext: str | None = None) -> Node:
-    """``st.MakeNode().Name(name).Capacity({cpu, memory[, abc.com/xyz]})``."""
-    capacity = {"cpu": cpu, "memory": memory}
-    if ext is not None:
-        capacity[EXTENDED] = ext
-    return st_node(name, capacity)
-
-
-def _two_containers() -> Pod:
-    return st_pod({"cpu": "1000", "memory": "2000"}, {"cpu": "2000", "memory": "3000"})
-
+from plugins.noderesources_helpers import (
+    DEFAULT,
+    EXTENDED,
+    EXTENDED_SET,
+    capacity_node,
+    snapshot,
+    st_pod,
+    two_container_pod,
+)
 
 CASES: list[tuple[str, Pod, list[Node], list[Pod], list[ResourceSpec], list[int]]] = [
     (
         "nothing scheduled, nothing requested",
         st_pod(),
-        [_n("node1", "4000", "10000"), _n("node2", "4000", "10000")],
+        [capacity_node("node1", "4000", "10000"), capacity_node("node2", "4000", "10000")],
         [],
         DEFAULT,
         [MIN_NODE_SCORE, MIN_NODE_SCORE],
     ),
     (
         "nothing scheduled, resources requested, differently sized nodes",
-        _two_containers(),
-        [_n("node1", "4000", "10000"), _n("node2", "6000", "10000")],
+        two_container_pod(),
+        [capacity_node("node1", "4000", "10000"), capacity_node("node2", "6000", "10000")],
         [],
         DEFAULT,
         [62, 50],
@@ -51,7 +42,7 @@ CASES: list[tuple[str, Pod, list[Node], list[Pod], list[ResourceSpec], list[int]
     (
         "no resources requested, pods scheduled with resources",
         st_pod(),
-        [_n("node1", "10000", "20000"), _n("node2", "10000", "20000")],
+        [capacity_node("node1", "10000", "20000"), capacity_node("node2", "10000", "20000")],
         [
             st_pod({"cpu": "3000", "memory": "0"}, node="node1"),
             st_pod({"cpu": "3000", "memory": "0"}, node="node1"),
@@ -63,8 +54,8 @@ CASES: list[tuple[str, Pod, list[Node], list[Pod], list[ResourceSpec], list[int]
     ),
     (
         "resources requested, pods scheduled with resources",
-        _two_containers(),
-        [_n("node1", "10000", "20000"), _n("node2", "10000", "20000")],
+        two_container_pod(),
+        [capacity_node("node1", "10000", "20000"), capacity_node("node2", "10000", "20000")],
         [
             st_pod({"cpu": "3000", "memory": "0"}, node="node1"),
             st_pod({"cpu": "3000", "memory": "5000"}, node="node2"),
@@ -75,15 +66,15 @@ CASES: list[tuple[str, Pod, list[Node], list[Pod], list[ResourceSpec], list[int]
     (
         "resources requested equal node capacity",
         st_pod({"cpu": "2000", "memory": "4000"}, {"cpu": "3000", "memory": "5000"}),
-        [_n("node1", "5000", "10000"), _n("node2", "10000", "9000")],
+        [capacity_node("node1", "5000", "10000"), capacity_node("node2", "10000", "9000")],
         [],
         DEFAULT,
         [95, 75],
     ),
     (
         "nothing scheduled, resources requested, differently sized nodes (weighted)",
-        _two_containers(),
-        [_n("node1", "4000", "10000"), _n("node2", "6000", "10000")],
+        two_container_pod(),
+        [capacity_node("node1", "4000", "10000"), capacity_node("node2", "6000", "10000")],
         [],
         [ResourceSpec("memory", 2), ResourceSpec("cpu", 1)],
         [58, 50],
@@ -92,15 +83,15 @@ CASES: list[tuple[str, Pod, list[Node], list[Pod], list[ResourceSpec], list[int]
         # Containers without requests count as 100m cpu / 200Mi memory (non-zero defaults).
         "no resources requested, pods scheduled, nonzero request for resource",
         st_pod(empty_containers=1),
-        [_n("node1", "250m", "1000Mi"), _n("node2", "250m", "1000Mi")],
+        [capacity_node("node1", "250m", "1000Mi"), capacity_node("node2", "250m", "1000Mi")],
         [st_pod(node="node1", empty_containers=1), st_pod(node="node1", empty_containers=1)],
         DEFAULT,
         [80, 30],
     ),
     (
         "bypass extended resource if the pod does not request",
-        _two_containers(),
-        [_n("node1", "6000", "10000"), _n("node2", "6000", "10000", ext="4")],
+        two_container_pod(),
+        [capacity_node("node1", "6000", "10000"), capacity_node("node2", "6000", "10000", ext="4")],
         [],
         EXTENDED_SET,
         [50, 50],
@@ -108,7 +99,7 @@ CASES: list[tuple[str, Pod, list[Node], list[Pod], list[ResourceSpec], list[int]
     (
         "honor extended resource if the pod request",
         st_pod({"cpu": "3000", "memory": "5000", EXTENDED: "2"}),
-        [_n("node1", "6000", "10000", ext="4"), _n("node2", "6000", "10000", ext="10")],
+        [capacity_node("node1", "6000", "10000", ext="4"), capacity_node("node2", "6000", "10000", ext="10")],
         [],
         EXTENDED_SET,
         [50, 40],
@@ -116,7 +107,7 @@ CASES: list[tuple[str, Pod, list[Node], list[Pod], list[ResourceSpec], list[int]
     (
         "if the node doesn't have a resource",
         st_pod({"cpu": "3000", "memory": "4000"}),
-        [_n("node1", "6000", "10000"), _n("node2", "6000", "10000", ext="4")],
+        [capacity_node("node1", "6000", "10000"), capacity_node("node2", "6000", "10000", ext="4")],
         [],
         [ResourceSpec(EXTENDED, 2), ResourceSpec("cpu", 1), ResourceSpec("memory", 1)],
         [45, 45],
@@ -141,13 +132,15 @@ def test_most_allocated_scoring_strategy(
 
 def test_resources_not_set_is_an_error() -> None:
     """ "Resources not set, pods scheduled with error"."""
-    handle, infos = snapshot([], [_n("node1", "4000", "10000"), _n("node2", "6000", "10000")])
+    handle, infos = snapshot(
+        [], [capacity_node("node1", "4000", "10000"), capacity_node("node2", "6000", "10000")]
+    )
     p = NodeResourcesFit(NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(MOST_ALLOCATED, [])), handle)
     state = CycleState()
-    p.pre_score(state, _two_containers(), infos)
+    p.pre_score(state, two_container_pod(), infos)
     for info in infos:
         with pytest.raises(PluginError, match="resources not found"):
-            p.score(state, _two_containers(), info)
+            p.score(state, two_container_pod(), info)
 
 
 @pytest.mark.parametrize(

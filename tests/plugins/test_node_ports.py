@@ -10,7 +10,7 @@ import pytest
 from app.api.objects import Pod
 from app.framework.cycle_state import CycleState
 from app.framework.status import Code, Status, error, skip, unschedulable
-from app.framework.types import HostPortInfo, NodeInfo, PodInfo
+from app.framework.types import NodeInfo, PodInfo
 from app.plugins.nodeports.node_ports import ERR_REASON, NodePorts, fits, get_host_ports
 from builders import make_pod
 from fakes import FakeHandle
@@ -184,60 +184,6 @@ FITS_CASES = [
 @pytest.mark.parametrize(("desc", "pod", "existing", "expect"), FITS_CASES, ids=[c[0] for c in FITS_CASES])
 def test_fits(desc: str, pod: Pod, existing: NodeInfo, expect: bool) -> None:
     assert fits(pod, existing) is expect
-
-
-CHECK_CASES: list[tuple[str, list[tuple[str, str, int]], tuple[str, str, int], bool]] = [
-    ("empty check should check 0.0.0.0 and TCP", [("TCP", "127.0.0.1", 80)], ("", "", 81), False),
-    ("empty check should check 0.0.0.0 and TCP (conflicted)", [("TCP", "127.0.0.1", 80)], ("", "", 80), True),
-    ("empty port check should pass", [("TCP", "127.0.0.1", 80)], ("", "", 0), False),
-    ("0.0.0.0 should check all registered IPs", [("TCP", "127.0.0.1", 80)], ("TCP", "0.0.0.0", 80), True),
-    (
-        "0.0.0.0 with different protocol should be allowed",
-        [("UDP", "127.0.0.1", 80)],
-        ("TCP", "0.0.0.0", 80),
-        False,
-    ),
-    (
-        "0.0.0.0 with different port should be allowed",
-        [("TCP", "127.0.0.1", 79), ("TCP", "127.0.0.1", 81), ("TCP", "127.0.0.1", 82)],
-        ("TCP", "0.0.0.0", 80),
-        False,
-    ),
-    (
-        "normal ip should check all registered 0.0.0.0",
-        [("TCP", "0.0.0.0", 80)],
-        ("TCP", "127.0.0.1", 80),
-        True,
-    ),
-    (
-        "normal ip with different port/protocol should be allowed (0.0.0.0)",
-        [("TCP", "0.0.0.0", 79), ("UDP", "0.0.0.0", 80), ("TCP", "0.0.0.0", 81), ("TCP", "0.0.0.0", 82)],
-        ("TCP", "127.0.0.1", 80),
-        False,
-    ),
-    (
-        "normal ip with different port/protocol should be allowed",
-        [
-            ("TCP", "127.0.0.1", 79),
-            ("UDP", "127.0.0.1", 80),
-            ("TCP", "127.0.0.1", 81),
-            ("TCP", "127.0.0.1", 82),
-        ],
-        ("TCP", "127.0.0.1", 80),
-        False,
-    ),
-]
-
-
-@pytest.mark.parametrize(("desc", "added", "check", "expect"), CHECK_CASES, ids=[c[0] for c in CHECK_CASES])
-def test_host_port_info_check(
-    desc: str, added: list[tuple[str, str, int]], check: tuple[str, str, int], expect: bool
-) -> None:
-    hp = HostPortInfo()
-    for protocol, ip, port in added:
-        hp.add(ip, protocol, port)
-    protocol, ip, port = check
-    assert hp.conflicts(ip, protocol, port) is expect
 
 
 def test_get_host_ports_order_and_defaults() -> None:
