@@ -46,6 +46,9 @@ class FakeObjects:
             if o.get("metadata", {}).get("namespace", "default") == namespace
         ]
 
+    def list_cluster(self, kind: str) -> list[Mapping[str, Any]]:
+        return list(self._objects.get(kind, []))
+
 
 class RecordingBinder:
     """Records binds instead of calling the API server."""

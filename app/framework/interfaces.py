@@ -56,6 +56,10 @@ class ObjectLister(Protocol):
         """Raw objects of ``kind`` in ``namespace``."""
         ...
 
+    def list_cluster(self, kind: str) -> builtins.list[Mapping[str, Any]]:
+        """Raw cluster-scoped objects of ``kind`` (Namespaces, ...), whatever their metadata.namespace."""
+        ...
+
 
 class Binder(Protocol):
     """Where a bind goes: the API server (standalone), or the cache (simulate, tests)."""

@@ -5,12 +5,14 @@ from __future__ import annotations
 from app.framework.registry import Registry
 from app.plugins.defaultbinder.default_binder import DefaultBinder
 from app.plugins.imagelocality.image_locality import ImageLocality
+from app.plugins.interpodaffinity.plugin import InterPodAffinity
 from app.plugins.nodeaffinity.node_affinity import NodeAffinity
 from app.plugins.nodename.node_name import NodeName
 from app.plugins.nodeports.node_ports import NodePorts
 from app.plugins.noderesources.balanced_allocation import NodeResourcesBalancedAllocation
 from app.plugins.noderesources.fit import NodeResourcesFit
 from app.plugins.nodeunschedulable.node_unschedulable import NodeUnschedulable
+from app.plugins.podtopologyspread.plugin import PodTopologySpread
 from app.plugins.queuesort.priority_sort import PrioritySort
 from app.plugins.schedulinggates.scheduling_gates import SchedulingGates
 from app.plugins.tainttoleration.taint_toleration import TaintToleration
@@ -24,8 +26,10 @@ IN_TREE_PLUGINS = (
     NodeAffinity,
     NodePorts,
     NodeResourcesFit,
+    PodTopologySpread,
     NodeResourcesBalancedAllocation,
     ImageLocality,
+    InterPodAffinity,
     DefaultBinder,
 )
 

@@ -37,6 +37,10 @@ class ClusterObjects:
         """Add a raw object under its ``kind``."""
         self._by_kind.setdefault(str(obj.get("kind", "")), []).append(obj)
 
+    def list_cluster(self, kind: str) -> list[Mapping[str, Any]]:
+        """Cluster-scoped objects of ``kind`` (Namespaces, ...): every object of the kind."""
+        return list(self._by_kind.get(kind, []))
+
     def list(self, kind: str, namespace: str) -> list[Mapping[str, Any]]:
         """Objects of ``kind`` in ``namespace``."""
         return [

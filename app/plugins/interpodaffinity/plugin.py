@@ -1,0 +1,267 @@
+"""InterPodAffinity (``plugins/interpodaffinity/plugin.go``): required and preferred pod (anti-)affinity.
+
+The per-cycle work is over the snapshot's nodes having pods with (required anti-)affinity, plus,
+only when the incoming pod has terms of its own, over every pod; each pod's parsed terms are cached
+in its PodInfo. See :mod:`.filtering` and :mod:`.scoring`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from app.api.objects import Node, Pod
+from app.framework.cycle_state import CycleState
+from app.framework.interfaces import (
+    FilterPlugin,
+    Handle,
+    PluginError,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScorePlugin,
+)
+from app.framework.status import Status, error, skip, unresolvable, unschedulable
+from app.framework.types import NodeInfo, PodInfo
+from app.plugins.interpodaffinity import filtering, scoring
+from app.plugins.interpodaffinity.args import InterPodAffinityArgs
+from app.plugins.interpodaffinity.filtering import PRE_FILTER_STATE_KEY, PreFilterState
+from app.plugins.interpodaffinity.scoring import PRE_SCORE_STATE_KEY, PreScoreState
+from app.plugins.interpodaffinity.terms import (
+    NamespaceLabels,
+    merge_namespaces,
+    merge_weighted_namespaces,
+    parse_pod_terms,
+    pod_matches_all_terms,
+)
+
+NAME = "InterPodAffinity"
+
+
+class _Extensions(PreFilterExtensions):
+    """``AddPod``/``RemovePod``: update the PreFilter counts for a pod added to or removed from a node."""
+
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        """Count ``pod_to_add`` as running on ``node_info``."""
+        return _update_state(state, pod_to_add, node_info, 1)
+
+    def remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status | None:
+        """Stop counting ``pod_to_remove`` on ``node_info``."""
+        return _update_state(state, pod_to_remove, node_info, -1)
+
+
+_EXTENSIONS = _Extensions()
+
+
+def _read_pre_filter_state(state: CycleState) -> PreFilterState | None:
+    s = state.get(PRE_FILTER_STATE_KEY)
+    return s if isinstance(s, PreFilterState) else None
+
+
+def _not_found(key: str, verb: str = "error reading") -> str:
+    return f'{verb} "{key}" from cycleState: not found'
+
+
+def _update_state(
+    state: CycleState, pod_info: PodInfo, node_info: NodeInfo, multiplier: int
+) -> Status | None:
+    s = _read_pre_filter_state(state)
+    if s is None:
+        return error(_not_found(PRE_FILTER_STATE_KEY))
+    if node_info.node is not None:
+        s.update_with_pod(pod_info, node_info.node, multiplier)
+    return None
+
+
+def _has_preferred(pod: Pod) -> bool:
+    a, anti = pod.pod_affinity, pod.pod_anti_affinity
+    return (a is not None and bool(a.preferred)) or (anti is not None and bool(anti.preferred))
+
+
+class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+    """Inter-pod affinity and anti-affinity, required (Filter) and preferred (Score)."""
+
+    name: ClassVar[str] = NAME
+    args_type: ClassVar[Any] = InterPodAffinityArgs
+    normalizes: ClassVar[bool] = True
+
+    def __init__(self, args: InterPodAffinityArgs | None, handle: Handle) -> None:
+        args = args if args is not None else InterPodAffinityArgs()
+        super().__init__(args, handle)
+        self.hard_pod_affinity_weight = args.hard_pod_affinity_weight
+        self.ignore_preferred_terms_of_existing_pods = args.ignore_preferred_terms_of_existing_pods
+
+    # --- PreFilter / Filter ----------------------------------------------------------------
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        """Count the matching pods per topology pair; Skip when no term applies either way.
+
+        A term that fails to parse makes the pod UnschedulableAndUnresolvable (``parsing pod: ...``).
+        """
+        with_anti = self.handle.snapshot.have_pods_with_required_anti_affinity_list()
+        terms = parse_pod_terms(pod)
+        if terms.error is not None:
+            return None, unresolvable(f"parsing pod: {terms.error}")
+        namespaces = NamespaceLabels(self.handle.objects)
+        required_affinity = merge_namespaces(terms.required_affinity, namespaces)
+        required_anti_affinity = merge_namespaces(terms.required_anti_affinity, namespaces)
+        ns_labels = namespaces.get(pod.namespace)
+        existing = filtering.existing_anti_affinity_counts(pod, ns_labels, with_anti)
+        affinity, anti_affinity = filtering.incoming_affinity_anti_affinity_counts(
+            required_affinity, required_anti_affinity, nodes
+        )
+        if not existing and not required_affinity and not required_anti_affinity:
+            return None, skip()
+        state.write(
+            PRE_FILTER_STATE_KEY,
+            PreFilterState(
+                pod, required_affinity, required_anti_affinity, ns_labels, existing, affinity, anti_affinity
+            ),
+        )
+        return None, None
+
+    def pre_filter_extensions(self) -> PreFilterExtensions:
+        """AddPod/RemovePod on the PreFilter counts (nominated pods, preemption dry runs)."""
+        return _EXTENSIONS
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Affinity (UnschedulableAndUnresolvable), then anti-affinity, then existing pods' anti-affinity."""
+        s = _read_pre_filter_state(state)
+        if s is None:
+            return error(_not_found(PRE_FILTER_STATE_KEY))
+        node = node_info.node
+        if node is None:
+            return error("node not found")
+        if not filtering.satisfy_pod_affinity(s, node):
+            # No pod being removed (preemption) can make a missing affinity match appear.
+            return unresolvable(filtering.ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+        if not filtering.satisfy_pod_anti_affinity(s, node):
+            return unschedulable(filtering.ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+        if not filtering.satisfy_existing_pods_anti_affinity(s, node):
+            return unschedulable(filtering.ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+        return None
+
+    # --- PreScore / Score ------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Build the topology scores; Skip when nothing scores.
+
+        Without preferred terms of its own the pod can only be scored by existing pods' terms, so
+        only the nodes (and pods) with affinity are visited; with ``ignorePreferredTermsOfExistingPods``
+        such a pod is not scored at all.
+        """
+        has_constraints = _has_preferred(pod)
+        if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
+            return skip()
+        snapshot = self.handle.snapshot
+        all_nodes = snapshot.list() if has_constraints else snapshot.have_pods_with_affinity_list()
+        terms = parse_pod_terms(pod)
+        if terms.error is not None:
+            # Normally PreFilter has already rejected such a pod.
+            return error(f"failed to parse pod: {terms.error}")
+        namespaces = NamespaceLabels(self.handle.objects)
+        preferred_affinity = merge_weighted_namespaces(terms.preferred_affinity, namespaces)
+        preferred_anti_affinity = merge_weighted_namespaces(terms.preferred_anti_affinity, namespaces)
+        ns_labels = namespaces.get(pod.namespace)
+        hard_weight = self.hard_pod_affinity_weight
+        topology_score: scoring.ScoreMap = {}
+        for node_info in all_nodes:
+            node: Node | None = node_info.node
+            if node is None:
+                continue
+            for existing in node_info.pods if has_constraints else node_info.pods_with_affinity:
+                scoring.process_existing_pod(
+                    topology_score,
+                    preferred_affinity,
+                    preferred_anti_affinity,
+                    hard_weight,
+                    ns_labels,
+                    existing,
+                    node,
+                    pod,
+                )
+        # Upstream skips when no node produced an entry; entries are never removed, even when
+        # they sum to zero, so that is an empty map here.
+        if not topology_score:
+            return skip()
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(topology_score))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """The summed topology scores of the node's labels: positive for affinity, negative for anti."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, PreScoreState):
+            raise PluginError(_not_found(PRE_SCORE_STATE_KEY, "failed to read"))
+        node = node_info.node
+        if node is None:
+            raise PluginError("node not found")
+        return scoring.score_node(s, node)
+
+    def normalize_score(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]
+    ) -> Status | None:
+        """Min-max scale into [0, 100], truncating."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, PreScoreState):
+            return error(_not_found(PRE_SCORE_STATE_KEY, "failed to read"))
+        scoring.normalize_scores(s, scores)
+        return None
+
+    # --- Queueing hints --------------------------------------------------------------------
+    # berth's queue has no queueing-hint hook yet; these port isSchedulableAfterPodChange and
+    # isSchedulableAfterNodeChange so that it can use them. True means Queue, False QueueSkip.
+
+    def is_schedulable_after_pod_change(self, pod: Pod, old: Pod | None, new: Pod | None) -> bool:
+        """Whether adding, relabelling or deleting an assigned pod may make ``pod`` schedulable."""
+        if new is not None and old is not None and pod.uid == new.uid:
+            # Only label updates are watched: the target's own labels changed.
+            return True
+        if (new is not None and not new.node_name and not new.nominated_node_name) or (
+            old is not None and not old.node_name and not old.nominated_node_name
+        ):
+            return False
+        terms = parse_pod_terms(pod)
+        if new is not None and old is not None:
+            if not pod_matches_all_terms(terms.required_affinity, old) and pod_matches_all_terms(
+                terms.required_affinity, new
+            ):
+                return True
+            return pod_matches_all_terms(terms.required_anti_affinity, old) and not pod_matches_all_terms(
+                terms.required_anti_affinity, new
+            )
+        if new is not None:
+            return pod_matches_all_terms(terms.required_affinity, new)
+        if old is None:
+            return False
+        if pod_matches_all_terms(terms.required_anti_affinity, old):
+            return True
+        return pod_matches_all_terms(parse_pod_terms(old).required_anti_affinity, pod)
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node) -> bool:
+        """Whether adding or relabelling ``new`` may make ``pod`` schedulable."""
+        terms = parse_pod_terms(pod)
+        for t in terms.required_affinity:
+            key = t.topology_key
+            if old is None:
+                if key in new.labels:
+                    return True
+                continue
+            if key in new.labels and old.labels.get(key) != new.labels[key]:
+                # The key appeared, or the node moved to another domain.
+                return True
+        for t in terms.required_anti_affinity:
+            if old is None:
+                # A node without the key always accepts the pod; with it, it may be a free domain.
+                return True
+            key = t.topology_key
+            if key in old.labels and old.labels.get(key) != new.labels.get(key):
+                # The key disappeared, or the node moved to another domain.
+                return True
+        return False

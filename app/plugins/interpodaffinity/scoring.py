@@ -1,0 +1,125 @@
+"""InterPodAffinity PreScore/Score/NormalizeScore (``plugins/interpodaffinity/scoring.go``).
+
+PreScore builds ``topology_score[key][value]``: the weights of the preferred terms, both ways
+between the incoming pod and existing pods, plus ``hardPodAffinityWeight`` for each existing pod's
+required affinity term the incoming pod matches. Score sums the entries of the node's labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from app.api.objects import Node, Pod
+from app.framework.cycle_state import StateData
+from app.framework.interfaces import MAX_NODE_SCORE
+from app.framework.types import PodInfo
+from app.plugins.interpodaffinity.terms import AffinityTerm, WeightedAffinityTerm, pod_info_terms
+
+PRE_SCORE_STATE_KEY = "PreScoreInterPodAffinity"
+
+ScoreMap = dict[str, dict[str, int]]
+"""``scoreMap``: topology key → topology value → score."""
+
+_INT64_MAX = 2**63 - 1
+_INT64_MIN = -(2**63)
+
+
+class PreScoreState(StateData):
+    """``preScoreState``: the topology scores (immutable once built, so not copied by clone)."""
+
+    __slots__ = ("topology_score",)
+
+    def __init__(self, topology_score: ScoreMap) -> None:
+        self.topology_score = topology_score
+
+
+def _process_term(
+    scores: ScoreMap,
+    term: AffinityTerm,
+    weight: int,
+    pod: Pod,
+    ns_labels: Mapping[str, str] | None,
+    node: Node,
+    multiplier: int,
+) -> None:
+    """``scoreMap.processTerm``: add ``weight * multiplier`` at the node's value of the term's key."""
+    if term.matches(pod, ns_labels):
+        tv = node.labels.get(term.topology_key)
+        if tv is not None:
+            by_value = scores.get(term.topology_key)
+            if by_value is None:
+                by_value = scores[term.topology_key] = {}
+            by_value[tv] = by_value.get(tv, 0) + weight * multiplier
+
+
+def _process_terms(
+    scores: ScoreMap,
+    terms: Sequence[WeightedAffinityTerm],
+    pod: Pod,
+    ns_labels: Mapping[str, str] | None,
+    node: Node,
+    multiplier: int,
+) -> None:
+    for w in terms:
+        _process_term(scores, w.term, w.weight, pod, ns_labels, node, multiplier)
+
+
+def process_existing_pod(
+    scores: ScoreMap,
+    preferred_affinity: Sequence[WeightedAffinityTerm],
+    preferred_anti_affinity: Sequence[WeightedAffinityTerm],
+    hard_pod_affinity_weight: int,
+    ns_labels: Mapping[str, str],
+    existing: PodInfo,
+    node: Node,
+    incoming: Pod,
+) -> None:
+    """``processExistingPod``: the score contributions between ``incoming`` and one existing pod.
+
+    ``preferred_*`` are the incoming pod's terms (namespaceSelector merged, so matched without
+    namespace labels); ``ns_labels`` are the incoming pod's namespace labels, for the existing pod's terms.
+    """
+    if not node.labels:
+        return
+    other = existing.pod
+    # The incoming pod's preferred terms against the existing pod: +w for affinity, -w for anti.
+    _process_terms(scores, preferred_affinity, other, None, node, 1)
+    _process_terms(scores, preferred_anti_affinity, other, None, node, -1)
+    terms = pod_info_terms(existing)
+    # Symmetry: the existing pod's required affinity terms the incoming pod matches weigh
+    # hardPodAffinityWeight; its preferred terms weigh their own weights.
+    if hard_pod_affinity_weight > 0:
+        for t in terms.required_affinity:
+            _process_term(scores, t, hard_pod_affinity_weight, incoming, ns_labels, node, 1)
+    _process_terms(scores, terms.preferred_affinity, incoming, ns_labels, node, 1)
+    _process_terms(scores, terms.preferred_anti_affinity, incoming, ns_labels, node, -1)
+
+
+def score_node(state: PreScoreState, node: Node) -> int:
+    """``Score``: the sum of the scores at the node's values of each topology key."""
+    score = 0
+    labels = node.labels
+    for key, by_value in state.topology_score.items():
+        tv = labels.get(key)
+        if tv is not None:
+            score += by_value.get(tv, 0)
+    return score
+
+
+def normalize_scores(state: PreScoreState, scores: list[int]) -> None:
+    """``NormalizeScore``: ``int64(100 * float64(s - min) / float64(max - min))``, 0 when all are equal."""
+    if not state.topology_score:
+        return
+    min_count, max_count = _INT64_MAX, _INT64_MIN
+    for s in scores:
+        if s > max_count:
+            max_count = s
+        if s < min_count:
+            min_count = s
+    diff = max_count - min_count
+    for i, s in enumerate(scores):
+        f = 0.0
+        if diff > 0:
+            # Both operands converted to float64 before dividing, as Go does; int() truncates as int64().
+            f = float(MAX_NODE_SCORE) * (float(s - min_count) / float(diff))
+        scores[i] = int(f)
