@@ -1,8 +1,14 @@
-"""Engine throughput on a SchedulingBasic-like workload (kube-scheduler's scheduler_perf).
+"""Engine throughput on scheduler_perf-like workloads (kube-scheduler's test/integration/scheduler_perf).
 
-Nodes: 4 cpu, 32Gi, 110 pods (node-default.yaml). Pods: 100m cpu / 500Mi requests
-(pod-default.yaml). ``initPods`` are scheduled first, then ``measurePods`` are timed.
-Prints one table row per node count. Usage: ``python bench/engine.py [--nodes 500,5000]``.
+Nodes: 4 cpu, 32Gi, 110 pods (node-default.yaml), spread over three zones. Pods: 100m cpu / 500Mi
+requests (pod-default.yaml), plus, per workload:
+
+- SchedulingBasic: nothing else.
+- TopologySpreading: pod-with-topology-spreading.yaml (maxSkew 5 over zones, DoNotSchedule).
+- SchedulingPodAntiAffinity: pod-with-pod-anti-affinity.yaml (required anti-affinity on hostname).
+
+``initPods`` are scheduled first, then ``measurePods`` are timed. Prints one table row per
+workload and node count. Usage: ``python bench/engine.py [--nodes 500,5000] [--workloads ...]``.
 """
 
 from __future__ import annotations
@@ -17,14 +23,17 @@ from app.config import load_config
 from app.plugins.registry import in_tree_registry
 from app.scheduler.scheduler import Engine
 
+ZONES = ("zone-a", "zone-b", "zone-c")
+
 
 def make_node(i: int) -> Node:
-    """A scheduler_perf default node."""
+    """A scheduler_perf default node, in one of three zones."""
+    name = f"scheduler-perf-{i}"
     raw: dict[str, Any] = {
         "metadata": {
-            "name": f"scheduler-perf-{i}",
+            "name": name,
             "uid": f"node-{i}",
-            "labels": {"kubernetes.io/hostname": f"scheduler-perf-{i}"},
+            "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": ZONES[i % 3]},
         },
         "status": {
             "capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
@@ -34,34 +43,49 @@ def make_node(i: int) -> Node:
     return parse_node(raw)
 
 
-def make_pod(i: int) -> Pod:
-    """A scheduler_perf default pod."""
+def make_pod(i: int, workload: str = "SchedulingBasic") -> Pod:
+    """A scheduler_perf pod of ``workload``."""
     res = {"cpu": "100m", "memory": "500Mi"}
-    raw = {
-        "metadata": {"name": f"pod-{i}", "namespace": "default", "uid": f"pod-{i}"},
-        "spec": {
-            "containers": [
-                {
-                    "name": "pause",
-                    "image": "registry.k8s.io/pause:3.10.2",
-                    "ports": [{"containerPort": 80}],
-                    "resources": {"limits": res, "requests": res},
-                }
-            ]
-        },
+    meta: dict[str, Any] = {"name": f"pod-{i}", "namespace": "default", "uid": f"pod-{i}"}
+    spec: dict[str, Any] = {
+        "containers": [
+            {
+                "name": "pause",
+                "image": "registry.k8s.io/pause:3.10.2",
+                "ports": [{"containerPort": 80}],
+                "resources": {"limits": res, "requests": res},
+            }
+        ]
     }
-    return parse_pod(raw)
+    if workload == "TopologySpreading":
+        meta["labels"] = {"color": "blue"}
+        spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 5,
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"color": "blue"}},
+            }
+        ]
+    elif workload == "SchedulingPodAntiAffinity":
+        meta["labels"] = {"color": "green"}
+        term = {"labelSelector": {"matchLabels": {"color": "green"}}, "topologyKey": "kubernetes.io/hostname"}
+        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    return parse_pod({"metadata": meta, "spec": spec})
 
 
-def run(num_nodes: int, init_pods: int, measure_pods: int) -> dict[str, float]:
+WORKLOADS = ("SchedulingBasic", "TopologySpreading", "SchedulingPodAntiAffinity")
+
+
+def run(workload: str, num_nodes: int, init_pods: int, measure_pods: int) -> dict[str, float]:
     """Schedule init pods, then time the measured pods; returns pods/s and per-pod latency."""
     registry = in_tree_registry()
     engine = Engine(load_config(None, registry), registry, seed=1)
     for i in range(num_nodes):
         engine.cache.add_node(make_node(i))
     for i in range(init_pods):
-        engine.schedule_one(make_pod(i))
-    pods = [make_pod(init_pods + i) for i in range(measure_pods)]
+        engine.schedule_one(make_pod(i, workload))
+    pods = [make_pod(init_pods + i, workload) for i in range(measure_pods)]
     gc.collect()
     latencies = []
     start = time.perf_counter()
@@ -86,13 +110,20 @@ def main() -> None:
     parser.add_argument("--nodes", default="500,5000", help="comma-separated node counts")
     parser.add_argument("--init-pods", type=int, default=1000)
     parser.add_argument("--measure-pods", type=int, default=1000)
+    parser.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated workload names")
     args = parser.parse_args()
-    print(f"{'workload':<28} {'nodes':>6} {'pods/s':>9} {'p50 ms':>8} {'p99 ms':>8}")
-    for n in (int(x) for x in args.nodes.split(",")):
-        r = run(n, args.init_pods, args.measure_pods)
-        print(
-            f"{'SchedulingBasic':<28} {n:>6} {r['pods_per_s']:>9.1f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}"
-        )
+    print(f"{'workload':<28} {'nodes':>6} {'pods/s':>9} {'p50 ms':>8} {'p99 ms':>8}", flush=True)
+    for workload in args.workloads.split(","):
+        for n in (int(x) for x in args.nodes.split(",")):
+            init, measure = args.init_pods, args.measure_pods
+            if workload == "SchedulingPodAntiAffinity":
+                # At most one such pod per node: keep the pod count within the node count.
+                init, measure = min(init, n // 5), min(measure, n - n // 5)
+            r = run(workload, n, init, measure)
+            print(
+                f"{workload:<28} {n:>6} {r['pods_per_s']:>9.1f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":
