@@ -4,7 +4,7 @@ VENV_PY := .venv/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8888
 
-.PHONY: install run test lint typecheck unit bench clean
+.PHONY: install run test lint typecheck unit bench clean control-plane
 
 install: .venv/.installed
 
@@ -23,7 +23,12 @@ lint: install
 typecheck: install
 	.venv/bin/mypy
 
-unit: install
+# etcd, kube-apiserver, kube-scheduler and kubectl v1.36.3, built from the Go module proxy into
+# ~/.cache/berth (a no-op once built); the tests under tests/kube run against them.
+control-plane:
+	hack/control-plane.sh build
+
+unit: install control-plane
 	.venv/bin/pytest
 
 test: lint typecheck unit

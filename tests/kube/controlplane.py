@@ -1,0 +1,474 @@
+"""A real local Kubernetes control plane (etcd + kube-apiserver) for berth's tests.
+
+One implementation, two users:
+
+* the session-scoped ``control_plane`` pytest fixture (``tests/kube/conftest.py``);
+* ``hack/control-plane.sh up``, which runs ``python tests/kube/controlplane.py up``.
+
+The binaries are built by ``hack/control-plane.sh build`` into
+``${BERTH_CACHE:-~/.cache/berth}/k8s-<K8S_VERSION>/bin`` (versions come from ``hack/versions.env``).
+Both processes listen on free loopback ports and keep all their state (PKI, etcd data, logs, kubeconfig)
+in one temporary directory that is deleted on :meth:`LocalControlPlane.stop`.
+
+The API server runs the way controller-runtime envtest and scheduler_perf run it: a self-made CA,
+client-certificate auth with an admin in ``O=system:masters``, ``--authorization-mode=RBAC``, and the
+``ServiceAccount`` and ``TaintNodesByCondition`` admission plugins disabled, because no controller-manager or
+kubelet runs (no ``default`` ServiceAccount would ever appear, and new Nodes would keep the ``not-ready`` taint).
+
+This module only uses the standard library (plus the ``openssl`` command), so it runs with any Python >= 3.11.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType, TracebackType
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+VERSIONS_FILE = REPO_ROOT / "hack" / "versions.env"
+BINARIES = ("etcd", "kube-apiserver", "kube-scheduler", "kubectl")
+PORT_ATTEMPTS = 3
+BUILD_HINT = "run `hack/control-plane.sh build` (a cold build takes a while; later runs are a no-op)"
+
+
+class ControlPlaneError(RuntimeError):
+    """The control plane could not be started (or a process died)."""
+
+
+def read_versions(path: Path = VERSIONS_FILE) -> dict[str, str]:
+    """Parse ``hack/versions.env`` (plain ``KEY=VALUE`` lines, ``#`` comments)."""
+    versions: dict[str, str] = {}
+    for raw in path.read_text().splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.partition("=")
+        versions[key.strip()] = value.strip().strip("\"'")
+    return versions
+
+
+def k8s_version() -> str:
+    """The pinned Kubernetes version, e.g. ``v1.36.3``."""
+    return read_versions()["K8S_VERSION"]
+
+
+def default_bin_dir() -> Path:
+    """Where ``hack/control-plane.sh build`` puts the binaries (``$BERTH_K8S_BIN_DIR`` overrides it)."""
+    override = os.environ.get("BERTH_K8S_BIN_DIR")
+    if override:
+        return Path(override)
+    cache = Path(os.environ.get("BERTH_CACHE") or Path.home() / ".cache" / "berth")
+    return cache / f"k8s-{k8s_version()}" / "bin"
+
+
+def missing_binaries(bin_dir: Path) -> list[str]:
+    """Names of the required binaries that are not executable files in ``bin_dir``."""
+    return [name for name in BINARIES if not os.access(bin_dir / name, os.X_OK)]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free TCP ports on 127.0.0.1 (held open together so they differ)."""
+    with contextlib.ExitStack() as stack:
+        socks = [stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) for _ in range(count)]
+        for sock in socks:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in socks]
+
+
+def _openssl(*args: str, cwd: Path) -> None:
+    """Run one ``openssl`` command quietly, raising with its stderr on failure."""
+    proc = subprocess.run(["openssl", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise ControlPlaneError(f"openssl {' '.join(args)} failed:\n{proc.stderr}")
+
+
+@dataclass(frozen=True)
+class Pki:
+    """Paths of the generated certificates and keys."""
+
+    dir: Path
+    ca_cert: Path
+    serving_cert: Path
+    serving_key: Path
+    admin_cert: Path
+    admin_key: Path
+    sa_public_key: Path
+    sa_private_key: Path
+
+
+def generate_pki(pki_dir: Path, days: int = 7) -> Pki:
+    """Create a CA, a serving cert for 127.0.0.1/localhost, an admin client cert and an SA key pair."""
+    if shutil.which("openssl") is None:
+        raise ControlPlaneError(
+            "the `openssl` command is needed to generate the control plane's certificates"
+        )
+    pki_dir.mkdir(parents=True, exist_ok=True)
+    d = str(days)
+    leaf = (
+        "basicConstraints=critical,CA:FALSE\nsubjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid,issuer\n"
+    )
+    (pki_dir / "serving.ext").write_text(
+        leaf + "keyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n"
+        "subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,"
+        "DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1,IP:10.0.0.1\n"
+    )
+    (pki_dir / "client.ext").write_text(
+        leaf + "keyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n"
+    )
+    # CA: self-signed, valid for `days` days.
+    _openssl(
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt",
+        "-days", d, "-subj", "/CN=berth-test-ca",
+        "-addext", "basicConstraints=critical,CA:TRUE",
+        "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+        cwd=pki_dir,
+    )  # fmt: skip
+    for name, subject, ext in (
+        ("apiserver", "/CN=kube-apiserver", "serving.ext"),
+        ("admin", "/O=system:masters/CN=berth-admin", "client.ext"),
+    ):
+        _openssl(
+            "req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr",
+            "-subj", subject,
+            cwd=pki_dir,
+        )  # fmt: skip
+        _openssl(
+            "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+            "-days", d, "-extfile", ext, "-out", f"{name}.crt",
+            cwd=pki_dir,
+        )  # fmt: skip
+    # Service-account token signing key pair.
+    _openssl("genrsa", "-out", "sa.key", "2048", cwd=pki_dir)
+    _openssl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub", cwd=pki_dir)
+    for key in pki_dir.glob("*.key"):
+        key.chmod(0o600)
+    return Pki(
+        dir=pki_dir,
+        ca_cert=pki_dir / "ca.crt",
+        serving_cert=pki_dir / "apiserver.crt",
+        serving_key=pki_dir / "apiserver.key",
+        admin_cert=pki_dir / "admin.crt",
+        admin_key=pki_dir / "admin.key",
+        sa_public_key=pki_dir / "sa.pub",
+        sa_private_key=pki_dir / "sa.key",
+    )
+
+
+def write_kubeconfig(path: Path, server: str, ca: Path, cert: Path, key: Path, user: str = "admin") -> Path:
+    """Write a kubeconfig (JSON is valid YAML) that points at ``server`` with a client certificate."""
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "berth", "cluster": {"server": server, "certificate-authority": str(ca)}}],
+        "users": [{"name": user, "user": {"client-certificate": str(cert), "client-key": str(key)}}],
+        "contexts": [{"name": "berth", "context": {"cluster": "berth", "user": user}}],
+        "current-context": "berth",
+    }
+    path.write_text(json.dumps(config, indent=2) + "\n")
+    path.chmod(0o600)
+    return path
+
+
+def _die_with_parent() -> None:
+    """Child ``preexec_fn``: get SIGTERM if the Python parent dies (Linux only; best effort)."""
+    with contextlib.suppress(Exception):
+        pr_set_pdeathsig = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    """The last ``lines`` lines of a log file (empty if it does not exist)."""
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+@dataclass
+class _Proc:
+    """A started child process and its log file."""
+
+    name: str
+    popen: subprocess.Popen[bytes]
+    log: Path
+
+
+@dataclass
+class LocalControlPlane:
+    """etcd + kube-apiserver on loopback, with all state in ``workdir``.
+
+    Use :meth:`start` / :meth:`stop` or the context manager. After :meth:`start`, ``server``,
+    ``kubeconfig``, ``ca_file``, ``client_cert`` and ``client_key`` are set.
+    """
+
+    bin_dir: Path
+    workdir: Path | None = None
+    ready_timeout: float = 120.0
+    grace_period: float = 10.0
+    keep_workdir: bool = False
+    extra_apiserver_args: Sequence[str] = ()
+    server: str = ""
+    etcd_url: str = ""
+    kubeconfig: Path = field(default_factory=Path)
+    ca_file: Path = field(default_factory=Path)
+    client_cert: Path = field(default_factory=Path)
+    client_key: Path = field(default_factory=Path)
+    _procs: list[_Proc] = field(default_factory=list, repr=False)
+    _own_workdir: bool = field(default=False, repr=False)
+
+    # ---- lifecycle ---------------------------------------------------------------------------------
+
+    def start(self) -> LocalControlPlane:
+        """Generate certs, start etcd and kube-apiserver, wait for ``/readyz``, write the kubeconfig."""
+        missing = missing_binaries(self.bin_dir)
+        if missing:
+            raise ControlPlaneError(
+                f"control-plane binaries missing in {self.bin_dir}: {', '.join(missing)}; {BUILD_HINT}"
+            )
+        if self.workdir is None:
+            self.workdir = Path(tempfile.mkdtemp(prefix="berth-control-plane-"))
+            self._own_workdir = True
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            try:
+                self._start()
+                return self
+            except ControlPlaneError as err:
+                self._stop_processes()
+                # The free ports are picked before the processes bind them: retry if another process won.
+                if "address already in use" not in str(err) or attempt == PORT_ATTEMPTS:
+                    self.stop()
+                    raise
+            except BaseException:
+                self.stop()
+                raise
+        raise AssertionError("unreachable")
+
+    def _start(self) -> None:
+        assert self.workdir is not None
+        w = self.workdir
+        shutil.rmtree(w / "etcd-data", ignore_errors=True)
+        pki = generate_pki(w / "pki")
+        etcd_port, peer_port, api_port = free_ports(3)
+        self.etcd_url = f"http://127.0.0.1:{etcd_port}"
+        peer_url = f"http://127.0.0.1:{peer_port}"
+        self.server = f"https://127.0.0.1:{api_port}"
+        self.ca_file, self.client_cert, self.client_key = pki.ca_cert, pki.admin_cert, pki.admin_key
+        deadline = time.monotonic() + self.ready_timeout
+
+        etcd = self._spawn(
+            "etcd",
+            [
+                "--name=node0",
+                f"--data-dir={w / 'etcd-data'}",
+                f"--listen-client-urls={self.etcd_url}",
+                f"--advertise-client-urls={self.etcd_url}",
+                f"--listen-peer-urls={peer_url}",
+                f"--initial-advertise-peer-urls={peer_url}",
+                f"--initial-cluster=node0={peer_url}",
+                "--unsafe-no-fsync=true",  # test data only
+                "--log-level=warn",
+            ],
+        )
+        self._wait(etcd, f"{self.etcd_url}/health", None, deadline)
+
+        apiserver = self._spawn(
+            "kube-apiserver",
+            [
+                f"--etcd-servers={self.etcd_url}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--secure-port={api_port}",
+                f"--cert-dir={w / 'apiserver-certs'}",
+                f"--tls-cert-file={pki.serving_cert}",
+                f"--tls-private-key-file={pki.serving_key}",
+                f"--client-ca-file={pki.ca_cert}",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                f"--service-account-key-file={pki.sa_public_key}",
+                f"--service-account-signing-key-file={pki.sa_private_key}",
+                "--service-cluster-ip-range=10.0.0.0/24",
+                "--allow-privileged=true",
+                "--authorization-mode=RBAC",
+                # No controller-manager or kubelet: no `default` ServiceAccount would ever be created, and
+                # new Nodes would keep the not-ready taint forever (as scheduler_perf does).
+                "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
+                "--endpoint-reconciler-type=none",
+                "--profiling=false",
+                *self.extra_apiserver_args,
+            ],
+        )
+        ctx = ssl.create_default_context(cafile=str(pki.ca_cert))
+        ctx.load_cert_chain(str(pki.admin_cert), str(pki.admin_key))
+        self._wait(apiserver, f"{self.server}/readyz", ctx, deadline)
+        self.kubeconfig = write_kubeconfig(
+            w / "admin.kubeconfig", self.server, pki.ca_cert, pki.admin_cert, pki.admin_key
+        )
+
+    def stop(self) -> None:
+        """Terminate the processes (API server first), kill them after the grace period, delete the data."""
+        self._stop_processes()
+        if self.workdir is not None and self._own_workdir and not self.keep_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _stop_processes(self) -> None:
+        for proc in reversed(self._procs):
+            if proc.popen.poll() is None:
+                proc.popen.terminate()
+                try:
+                    proc.popen.wait(timeout=self.grace_period)
+                except subprocess.TimeoutExpired:
+                    proc.popen.kill()
+                    proc.popen.wait(timeout=self.grace_period)
+        self._procs.clear()
+
+    def __enter__(self) -> LocalControlPlane:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    # ---- queries -----------------------------------------------------------------------------------
+
+    def dead_processes(self) -> list[str]:
+        """Names (and exit codes) of child processes that have exited."""
+        return [f"{p.name} (exit {p.popen.returncode})" for p in self._procs if p.popen.poll() is not None]
+
+    def log_file(self, name: str) -> Path:
+        """The log file of ``etcd`` or ``kube-apiserver``."""
+        assert self.workdir is not None
+        return self.workdir / f"{name}.log"
+
+    def env(self) -> dict[str, str]:
+        """Environment for tools that talk to this control plane (``KUBECONFIG``)."""
+        return {"KUBECONFIG": str(self.kubeconfig)}
+
+    # ---- helpers -----------------------------------------------------------------------------------
+
+    def _spawn(self, name: str, args: list[str]) -> _Proc:
+        log = self.log_file(name)
+        with log.open("wb") as out:
+            popen = subprocess.Popen(
+                [str(self.bin_dir / name), *args],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # Ctrl-C reaches us only; we stop the children in order
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            )
+        proc = _Proc(name, popen, log)
+        self._procs.append(proc)
+        return proc
+
+    def _wait(self, proc: _Proc, url: str, ctx: ssl.SSLContext | None, deadline: float) -> None:
+        """Poll ``url`` until it answers 200, the process exits, or the deadline passes."""
+        last = "no answer yet"
+        while True:
+            if proc.popen.poll() is not None:
+                raise ControlPlaneError(
+                    f"{proc.name} exited with {proc.popen.returncode} before it was ready; "
+                    f"last lines of {proc.log}:\n{_tail(proc.log)}"
+                )
+            try:
+                with urllib.request.urlopen(url, timeout=5, context=ctx) as resp:
+                    if resp.status == 200:
+                        return
+                    last = f"HTTP {resp.status}"
+            except urllib.error.HTTPError as err:
+                last = f"HTTP {err.code}: {err.read()[:500].decode(errors='replace')}"
+            except (OSError, ssl.SSLError) as err:
+                last = repr(err)
+            if time.monotonic() > deadline:
+                raise ControlPlaneError(
+                    f"{proc.name} not ready at {url} after {self.ready_timeout:.0f}s ({last}); "
+                    f"last lines of {proc.log}:\n{_tail(proc.log)}"
+                )
+            time.sleep(0.25)
+
+
+# ---- command line (hack/control-plane.sh up) -----------------------------------------------------------
+
+
+def _cmd_up(args: argparse.Namespace) -> int:
+    """Start the control plane, print how to reach it, and run until SIGINT/SIGTERM."""
+    stop = False
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        nonlocal stop
+        stop = True
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    workdir = Path(args.workdir) if args.workdir else None
+    cp = LocalControlPlane(
+        Path(args.bin_dir), workdir=workdir, ready_timeout=args.timeout, keep_workdir=args.keep
+    )
+    started = time.monotonic()
+    try:
+        cp.start()
+    except ControlPlaneError as err:
+        print(f"[control-plane] ERROR: {err}", file=sys.stderr)
+        return 1
+    print(f"[control-plane] ready in {time.monotonic() - started:.1f}s", file=sys.stderr)
+    print(f"[control-plane] API server: {cp.server}   etcd: {cp.etcd_url}", file=sys.stderr)
+    print(f"[control-plane] logs: {cp.log_file('kube-apiserver')}  {cp.log_file('etcd')}", file=sys.stderr)
+    print(f"[control-plane] export KUBECONFIG={cp.kubeconfig}", file=sys.stderr)
+    print(
+        f"[control-plane] kubectl: {cp.bin_dir / 'kubectl'} --kubeconfig {cp.kubeconfig} get ns",
+        file=sys.stderr,
+    )
+    print("[control-plane] Ctrl-C to stop and delete all data", file=sys.stderr)
+    print(cp.kubeconfig, flush=True)  # stdout: just the path, for scripts
+    rc = 0
+    try:
+        while not stop:
+            dead = cp.dead_processes()
+            if dead:
+                print(f"[control-plane] ERROR: {', '.join(dead)} died; see the logs above", file=sys.stderr)
+                rc = 1
+                break
+            time.sleep(0.5)
+    finally:
+        print("[control-plane] stopping", file=sys.stderr)
+        cp.stop()
+    return rc
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: ``controlplane.py up [--bin-dir DIR] [--workdir DIR] [--keep] [--timeout S]``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    sub = parser.add_subparsers(dest="command", required=True)
+    up = sub.add_parser("up", help="start etcd + kube-apiserver and run until Ctrl-C")
+    up.add_argument("--bin-dir", default=None, help="directory with the binaries (default: the build cache)")
+    up.add_argument(
+        "--workdir",
+        default=None,
+        help="state directory, kept on exit (default: a new temporary directory, deleted on exit)",
+    )
+    up.add_argument("--keep", action="store_true", help="keep the state directory on exit")
+    up.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for readiness")
+    args = parser.parse_args(argv)
+    if args.bin_dir is None:
+        args.bin_dir = str(default_bin_dir())
+    return _cmd_up(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
