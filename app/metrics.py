@@ -36,6 +36,16 @@ PLUGIN_EXECUTION_DURATION = Histogram(
     buckets=_exponential(0.00001, 1.5, 20),
 )
 
+PREEMPTION_ATTEMPTS = Counter(
+    "scheduler_preemption_attempts",
+    "Total preemption attempts in the cluster till now",
+)
+PREEMPTION_VICTIMS = Histogram(
+    "scheduler_preemption_victims",
+    "Number of selected preemption victims",
+    buckets=_exponential(1, 2, 7),
+)
+
 SCHEDULED = "scheduled"
 UNSCHEDULABLE = "unschedulable"
 ERROR = "error"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from app.api.objects import Pod
 from app.framework.cycle_state import CycleState
-from app.framework.status import Status
+from app.framework.status import NodeToStatus, Status
 from app.framework.types import NodeInfo, PodInfo
 
 if TYPE_CHECKING:
@@ -66,6 +66,30 @@ class Binder(Protocol):
 
     def bind(self, pod: Pod, node_name: str) -> Status | None:
         """Bind ``pod`` to ``node_name``."""
+        ...
+
+
+class PodNominator(Protocol):
+    """Pods nominated to nodes by preemption (``fwk.PodNominator``)."""
+
+    def nominated_pods_for_node(self, node_name: str) -> builtins.list[PodInfo]:
+        """The pods nominated to ``node_name``, most recent versions."""
+        ...
+
+
+class ClusterActions(Protocol):
+    """What preemption does to the cluster (``Executor.PreemptPod``, ``clearNominatedNodeName``).
+
+    Without an API server (simulate, the extender) the victims leave the cache; against an API
+    server a victim gets the DisruptionTarget condition, is deleted and a Preempted event is sent.
+    """
+
+    def preempt_pod(self, preemptor: Pod, victim: Pod, node_name: str, plugin: str) -> Status | None:
+        """Evict ``victim`` from ``node_name`` for ``preemptor``; None on success."""
+        ...
+
+    def clear_nominated_node_name(self, pods: Sequence[Pod]) -> Status | None:
+        """Clear the nominated node of ``pods`` (lower-priority pods nominated to the preempted node)."""
         ...
 
 
@@ -202,19 +226,25 @@ class FilterPlugin(Plugin):
 
 @dataclass(slots=True)
 class PostFilterResult:
-    """A node nominated by PostFilter (preemption); None name means clear the nomination."""
+    """A node nominated by PostFilter (preemption): ``NominatingInfo``.
+
+    Mode "override" sets the pod's nominated node to ``nominated_node_name`` ("" or None clears
+    it); "noop" keeps the pod's own ``status.nominatedNodeName``. ``victims`` is berth's addition:
+    the pods preempted for this nomination, to explain the attempt.
+    """
 
     nominated_node_name: str | None = None
     mode: str = "noop"  # "noop" | "override"
+    victims: builtins.list[Pod] = field(default_factory=list, compare=False)
 
 
 class PostFilterPlugin(Plugin):
     """Runs when no node fits (preemption)."""
 
     def post_filter(
-        self, state: CycleState, pod: Pod, filtered_node_status: Mapping[str, Status]
+        self, state: CycleState, pod: Pod, filtered_node_status: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
-        """Try to make the pod schedulable."""
+        """Try to make the pod schedulable; ``filtered_node_status`` says why each node failed."""
         raise NotImplementedError
 
 

@@ -33,7 +33,7 @@ from app.framework.interfaces import (
     ScorePlugin,
 )
 from app.framework.registry import Registry
-from app.framework.status import Code, Status
+from app.framework.status import Code, NodeToStatus, Status
 from app.framework.types import NodeInfo, PodInfo
 
 MAX_PERMIT_TIMEOUT = 15 * 60.0
@@ -70,6 +70,43 @@ class NodeScore:
     plugin_scores: dict[str, int] = field(default_factory=dict)
 
 
+class ProfileHandle:
+    """The Handle a profile's plugins get: the engine's handle plus ``framework``, the profile itself.
+
+    In kube-scheduler the Handle *is* the profile's framework, so a plugin (DefaultPreemption) can
+    run the profile's filters and PreFilter extensions; berth's engine handle is shared by every
+    profile, so each profile wraps it. Any other attribute of the engine's handle (the nominator,
+    the cluster actions, the rng) is reached through it unchanged.
+    """
+
+    def __init__(self, base: Handle, framework: Framework) -> None:
+        self._base = base
+        self.framework = framework
+
+    @property
+    def snapshot(self) -> Any:
+        """The snapshot of the current cycle."""
+        return self._base.snapshot
+
+    @property
+    def objects(self) -> Any:
+        """Other cluster objects."""
+        return self._base.objects
+
+    @property
+    def binder(self) -> Any:
+        """The binding backend."""
+        return self._base.binder
+
+    @property
+    def parallelism(self) -> int:
+        """Configured parallelism."""
+        return self._base.parallelism
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._base, name)
+
+
 class Framework:
     """One profile's plugins, in order per extension point, and the Run* methods."""
 
@@ -77,6 +114,7 @@ class Framework:
         self.profile_name = spec.scheduler_name
         self.percentage_of_nodes_to_score = spec.percentage_of_nodes_to_score
         self.handle = handle
+        plugin_handle = ProfileHandle(handle, self)
         self.plugins: dict[str, Plugin] = {}
         needed = _needed_plugins(spec)
         for name in needed:
@@ -87,7 +125,7 @@ class Framework:
             if args is None and cls.args_type is not None:
                 args = cls.args_type.decode(None, f"{name}.args")
             try:
-                self.plugins[name] = cls(args, handle)
+                self.plugins[name] = cls(args, plugin_handle)
             except Exception as err:  # user plugins may fail in arbitrary ways
                 raise FrameworkError(f'initializing plugin "{name}": {err}') from err
         expansion = expand(spec.plugins, lambda n: registry.extension_points(n) if registry.has(n) else None)
@@ -266,10 +304,15 @@ class Framework:
     # --- PostFilter ----------------------------------------------------------------------
 
     def run_post_filter_plugins(
-        self, state: CycleState, pod: Pod, statuses: Mapping[str, Status]
+        self, state: CycleState, pod: Pod, statuses: NodeToStatus | Mapping[str, Status]
     ) -> tuple[PostFilterResult | None, Status]:
-        """Run PostFilter (preemption) plugins as kube-scheduler does."""
+        """Run PostFilter (preemption) plugins as kube-scheduler does.
+
+        ``statuses`` is the FitError's NodeToStatus; a plain mapping means absent nodes are
+        UnschedulableAndUnresolvable.
+        """
         start = time.perf_counter()
+        statuses = NodeToStatus.of(statuses)
         reasons: list[str] = []
         rejector = ""
         result: PostFilterResult | None = None

@@ -4,21 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from app.framework.status import Code, Status
+from app.framework.status import NO_NODE_AVAILABLE_MSG, Code, NodeToStatus, Status, fit_error_message
 
-NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
+__all__ = ["ERR_NO_NODES_AVAILABLE", "NO_NODE_AVAILABLE_MSG", "Diagnosis", "FitError", "NodeToStatus"]
+
+
 ERR_NO_NODES_AVAILABLE = "no nodes available to schedule pods"
-
-
-@dataclass(slots=True)
-class NodeToStatus:
-    """Statuses of nodes that failed, plus the status assumed for nodes not listed."""
-
-    statuses: dict[str, Status] = field(default_factory=dict)
-    absent: Status = field(default_factory=lambda: Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
-
-    def __len__(self) -> int:
-        return len(self.statuses)
 
 
 @dataclass(slots=True)
@@ -52,22 +43,4 @@ class FitError(Exception):
 
     def __str__(self) -> str:
         d = self.diagnosis
-        msg = NO_NODE_AVAILABLE_MSG.format(self.num_all_nodes) + ":"
-        if d.pre_filter_msg:
-            msg += f" {d.pre_filter_msg}."
-        else:
-            histogram: dict[str, int] = {}
-            for status in d.node_to_status.statuses.values():
-                for reason in status.reasons:
-                    histogram[reason] = histogram.get(reason, 0) + 1
-            missing = self.num_all_nodes - len(d.node_to_status)
-            if missing > 0:
-                for reason in d.node_to_status.absent.reasons:
-                    histogram[reason] = histogram.get(reason, 0) + missing
-            # Go sorts the formatted "<count> <reason>" strings, so "10 x" sorts before "2 y".
-            parts = sorted(f"{count} {reason}" for reason, count in histogram.items())
-            if parts:
-                msg += f" {', '.join(parts)}."
-        if d.post_filter_msg:
-            msg += f" {d.post_filter_msg}"
-        return msg
+        return fit_error_message(self.num_all_nodes, d.node_to_status, d.pre_filter_msg, d.post_filter_msg)

@@ -13,13 +13,14 @@ from typing import Any
 from app import logs, metrics
 from app.api.objects import Pod
 from app.backend.cache.cache import Cache
+from app.backend.queue.nominator import MODE_NOOP, MODE_OVERRIDE, Nominator
 from app.config.types import SchedulerConfiguration
 from app.framework.cycle_state import CycleState
-from app.framework.interfaces import Binder, NodeInfoLister, ObjectLister
+from app.framework.interfaces import Binder, ClusterActions, NodeInfoLister, ObjectLister, PodNominator
 from app.framework.registry import Registry
 from app.framework.runtime import Framework, NodeScore
 from app.framework.status import Code, Status
-from app.framework.types import NodeInfo
+from app.framework.types import NodeInfo, PodInfo
 from app.scheduler.algorithm import Algorithm, NoNodesAvailable, ScheduleResult, SchedulingError
 from app.scheduler.fit_error import Diagnosis, FitError
 from app.scheduler.profile import build_profiles
@@ -63,8 +64,38 @@ class CacheBinder:
         return None
 
 
+class CacheClusterActions:
+    """Preemption without an API server (simulate, the extender): victims simply leave the cache.
+
+    Against an API server (``berth run``) a victim instead gets the DisruptionTarget condition, is
+    deleted and a Preempted event is recorded; the cache then learns of it from the informer.
+    """
+
+    def __init__(self, cache: Cache, nominator: Nominator) -> None:
+        self.cache = cache
+        self.nominator = nominator
+
+    def preempt_pod(self, preemptor: Pod, victim: Pod, node_name: str, plugin: str) -> Status | None:
+        """Remove ``victim`` from the cache."""
+        self.cache.remove_pod(victim)
+        logs.info(
+            "Preemptor Pod preempted victim Pod",
+            2,
+            preemptor=preemptor.key,
+            victim=victim.key,
+            node=node_name,
+        )
+        return None
+
+    def clear_nominated_node_name(self, pods: Sequence[Pod]) -> Status | None:
+        """Drop the nominations of ``pods`` (what the status patch does once the informer sees it)."""
+        for p in pods:
+            self.nominator.delete_nominated_pod_if_exists(p)
+        return None
+
+
 class _Handle:
-    """The framework.Handle given to plugins."""
+    """The framework.Handle given to plugins (each profile wraps it with its own framework)."""
 
     def __init__(self, engine: Engine, objects: ObjectLister, binder: Binder, parallelism: int) -> None:
         self._engine = engine
@@ -75,6 +106,25 @@ class _Handle:
     @property
     def snapshot(self) -> NodeInfoLister:
         return self._engine.algorithm.snapshot
+
+    @property
+    def nominator(self) -> PodNominator:
+        """The engine's nominator."""
+        return self._engine.nominator
+
+    @property
+    def cluster_actions(self) -> ClusterActions:
+        """Where preemption evicts victims."""
+        return self._engine.cluster_actions
+
+    @property
+    def rng(self) -> random.Random:
+        """The engine's seeded rng (preemption's random offset)."""
+        return self._engine.rng
+
+    def get_pod(self, uid: str) -> Pod | None:
+        """The cached pod with ``uid``."""
+        return self._engine.cache.get_pod(uid)
 
 
 @dataclass(slots=True)
@@ -88,6 +138,10 @@ class Attempt:
     result: ScheduleResult | None = None
     diagnosis: Diagnosis = field(default_factory=Diagnosis)
     num_all_nodes: int = 0
+    nominated_node: str | None = None  # the pod's nomination after the attempt (preemption's node)
+    victims: list[Pod] = field(default_factory=list)  # pods preempted by this attempt
+    # NominatingInfo of a failed attempt: (mode, node). The default clears the nomination.
+    nominating: tuple[str, str] = (MODE_OVERRIDE, "")
 
 
 @dataclass(slots=True)
@@ -127,11 +181,20 @@ class Engine:
         objects: ObjectLister | None = None,
         binder: Binder | None = None,
         seed: int | None = None,
+        cluster_actions: ClusterActions | None = None,
     ) -> None:
         self.cfg = cfg
         self.cache = cache if cache is not None else Cache()
         self.rng = random.Random(seed)
-        self.algorithm = Algorithm(self.cache, cfg.percentage_of_nodes_to_score, self.rng)
+        self.nominator = Nominator()
+        self.cluster_actions: ClusterActions = (
+            cluster_actions
+            if cluster_actions is not None
+            else CacheClusterActions(self.cache, self.nominator)
+        )
+        self.algorithm = Algorithm(
+            self.cache, cfg.percentage_of_nodes_to_score, self.rng, self.nominator.nominated_pods_for_node
+        )
         self.objects = objects if objects is not None else ClusterObjects()
         self.binder = binder if binder is not None else CacheBinder(self.cache)
         self.handle = _Handle(self, self.objects, self.binder, cfg.parallelism)
@@ -164,6 +227,8 @@ class Engine:
         attempt = self._scheduling_cycle(fwk, state, pod)
         if attempt.status == "Scheduled" and attempt.node is not None:
             attempt = self._binding_cycle(fwk, state, pod, attempt)
+        if attempt.status != "Scheduled":
+            self._nominate(pod, attempt)
         if logs.enabled(2):
             _log_attempt(attempt)
         result = {"Scheduled": metrics.SCHEDULED, "Unschedulable": metrics.UNSCHEDULABLE}.get(
@@ -171,6 +236,13 @@ class Engine:
         )
         metrics.observe_attempt(result, fwk.profile_name, time.perf_counter() - start)
         return attempt
+
+    def _nominate(self, pod: Pod, attempt: Attempt) -> None:
+        """handleSchedulingFailure's ``AddNominatedPod`` with the attempt's NominatingInfo."""
+        mode, name = attempt.nominating
+        self.nominator.add_nominated_pod(PodInfo(pod), mode, name)
+        nominated = name if mode == MODE_OVERRIDE else pod.nominated_node_name
+        attempt.nominated_node = nominated or None
 
     def _scheduling_cycle(self, fwk: Framework, state: CycleState, pod: Pod) -> Attempt:
         try:
@@ -180,21 +252,32 @@ class Engine:
         except SchedulingError as err:
             return Attempt(pod, "Error", message=str(err))
         except FitError as err:
+            nominating = (MODE_OVERRIDE, "")  # no PostFilter plugins: clearNominatedNode
+            victims: list[Pod] = []
             if fwk.post_filter:
-                _, post_status = fwk.run_post_filter_plugins(
-                    state, pod, err.diagnosis.node_to_status.statuses
+                post_result, post_status = fwk.run_post_filter_plugins(
+                    state, pod, err.diagnosis.node_to_status
                 )
                 err.diagnosis.post_filter_msg = post_status.message()
+                if post_result is None:
+                    nominating = (MODE_NOOP, "")
+                else:
+                    nominating = (post_result.mode, post_result.nominated_node_name or "")
+                    victims = list(post_result.victims)
             return Attempt(
                 pod,
                 "Unschedulable",
                 message=str(err),
                 diagnosis=err.diagnosis,
                 num_all_nodes=err.num_all_nodes,
+                victims=victims,
+                nominating=nominating,
             )
         host = result.suggested_host
         assumed = dataclasses.replace(pod, node_name=host)
         self.cache.assume_pod(assumed)
+        # An assumed pod is no longer nominated anywhere (``assume``).
+        self.nominator.delete_nominated_pod_if_exists(assumed)
         status = fwk.run_reserve_plugins_reserve(state, assumed, host)
         if status is None:
             status, _timeout = fwk.run_permit_plugins(state, assumed, host)

@@ -30,6 +30,8 @@ def record_dict(record: PodRecord) -> dict[str, Any]:
     ``filter`` maps each failing node to the rejecting plugin, the status code label and the reasons;
     ``scores`` maps each scored node to every score plugin's normalized score (0-100, before weight)
     and ``total``, the weighted sum. Nodes are listed by name so the output is stable.
+    ``nominatedNode`` is the node preemption nominated for the pod (null when it preempted nothing)
+    and ``victims`` the running pods it preempted (``namespace/name``, most important first).
     """
     return {
         "pod": record.pod.key,
@@ -38,6 +40,8 @@ def record_dict(record: PodRecord) -> dict[str, Any]:
         "message": record.message,
         "feasibleNodes": record.feasible_nodes,
         "evaluatedNodes": record.evaluated_nodes,
+        "nominatedNode": record.nominated_node,
+        "victims": [v.key for v in record.victims],
         "filter": {
             name: {"plugin": status.plugin, "status": status.code.label, "reasons": list(status.reasons)}
             for name, status in sorted(record.filter.items())
@@ -63,8 +67,14 @@ def _reason(record: PodRecord) -> str:
         reason = f"feasible {record.feasible_nodes}/{record.evaluated_nodes}"
         score = record.score
         # One feasible node is not scored (kube-scheduler skips Score): there is no total to show.
-        return reason if score is None else f"{reason}, score {score}"
-    return record.message
+        reason = reason if score is None else f"{reason}, score {score}"
+    else:
+        reason = record.message
+    if record.victims:
+        # Victims were running pods, so they have no row of their own: the preemptor names them.
+        preempted = ", ".join(v.key for v in record.victims)
+        reason = f"{reason}; preempted on {record.nominated_node}: {preempted}"
+    return reason
 
 
 def format_table(result: SimulationResult) -> str:

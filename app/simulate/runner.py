@@ -3,10 +3,18 @@
 All pending pods enter the queue at once (the file index is their queue timestamp) and nothing is
 re-queued, so popping kube-scheduler's active-queue heap is the same as sorting by the QueueSort
 plugin's ``less``. Each attempt sees the pods bound before it.
+
+Preemption: when an attempt preempts (DefaultPreemption evicted victims and nominated a node),
+the victims leave the cluster at once and the preemptor is retried right away, with
+``status.nominatedNodeName`` set, so its next attempt tries the nominated node first. In
+kube-scheduler the victims' deletion requeues it; the pods popped in between could not take the
+room anyway, since every later pod has a lower or equal priority and filters count nominated pods
+of higher or equal priority. At most :data:`MAX_PREEMPTION_RETRIES` retries are made per pod.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,7 +27,18 @@ from app.framework.types import PodInfo
 from app.scheduler.scheduler import Attempt, ClusterObjects, Engine
 from app.simulate.state import ClusterState, PendingPod
 
-__all__ = ["GATED", "STATUSES", "PodRecord", "SimulationResult", "queue_order", "run_simulation"]
+__all__ = [
+    "GATED",
+    "MAX_PREEMPTION_RETRIES",
+    "STATUSES",
+    "PodRecord",
+    "SimulationResult",
+    "queue_order",
+    "run_simulation",
+]
+
+#: How many times a preemptor is retried after preempting (each retry may preempt again).
+MAX_PREEMPTION_RETRIES = 3
 
 GATED = "Gated"
 #: Every record status, in the order the JSON documents them.
@@ -39,6 +58,8 @@ class PodRecord:
     filter: dict[str, Status] = field(default_factory=dict)  # nodes that failed, by name
     scores: list[NodeScore] = field(default_factory=list)  # empty when scoring was skipped
     attempt: Attempt | None = None  # None for gated pods and pods of no profile
+    nominated_node: str | None = None  # the node preemption nominated for the pod, if any
+    victims: list[Pod] = field(default_factory=list)  # the running pods it preempted
 
     @property
     def score(self) -> int | None:
@@ -156,5 +177,27 @@ def run_simulation(state: ClusterState, engine: Engine) -> SimulationResult:
         if gate is not None:
             records.append(PodRecord(pod, GATED, message=gate.message()))
             continue
-        records.append(_record(engine.schedule_one(pod, fwk), node_names))
+        records.append(_schedule_with_preemption(engine, fwk, pod, node_names))
     return SimulationResult(records, len(node_names))
+
+
+def _schedule_with_preemption(
+    engine: Engine, fwk: Framework, pod: Pod, node_names: Sequence[str]
+) -> PodRecord:
+    """Schedule ``pod``; after a preemption, retry it on its nominated node (see the module doc)."""
+    attempt = engine.schedule_one(pod, fwk)
+    victims = list(attempt.victims)
+    nominated = attempt.nominated_node if attempt.victims else None
+    retries = 0
+    while attempt.victims and attempt.nominated_node and retries < MAX_PREEMPTION_RETRIES:
+        retries += 1
+        # What the status patch of kube-scheduler's failure handler gives the next attempt.
+        pod = dataclasses.replace(pod, nominated_node_name=attempt.nominated_node)
+        attempt = engine.schedule_one(pod, fwk)
+        victims.extend(attempt.victims)
+        if attempt.victims:
+            nominated = attempt.nominated_node
+    record = _record(attempt, node_names)
+    record.nominated_node = nominated
+    record.victims = victims
+    return record

@@ -78,7 +78,8 @@ def test_four_node_failure_message() -> None:
     assert attempt.status == "Unschedulable"
     assert attempt.message == (
         "0/4 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector, "
-        "1 node(s) had untolerated taint(s), 1 node(s) were unschedulable."
+        "1 node(s) had untolerated taint(s), 1 node(s) were unschedulable. "
+        "preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
     )
     assert attempt.num_all_nodes == 4
     assert attempt.diagnosis.unschedulable_plugins == {
@@ -96,7 +97,9 @@ def test_placements_follow_consumed_capacity() -> None:
     placements = [e.schedule_one(cpu_pod(f"p{i}", "700m")) for i in range(4)]
     assert [a.status for a in placements] == ["Scheduled", "Scheduled", "Scheduled", "Unschedulable"]
     assert {a.node for a in placements[:3]} == {"a", "b", "c"}
-    assert placements[3].message == "0/3 nodes are available: 3 Insufficient cpu."
+    assert placements[3].message == (
+        "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+    )
     assert e.cache.pod_count == 3 and e.cache.assumed_count == 0  # bound pods are confirmed
     for a in placements[:3]:
         assert a.node is not None
@@ -110,7 +113,9 @@ def test_least_allocated_prefers_the_emptier_node() -> None:
     # 4 x 900m fit on big and 1 on small; the sixth pod fits nowhere.
     rest = [e.schedule_one(cpu_pod(f"p{i}", "900m")) for i in range(3, 6)]
     assert sorted(a.node or "-" for a in rest[:2]) == ["big", "small"]
-    assert rest[2].message == "0/2 nodes are available: 2 Insufficient cpu."
+    assert rest[2].message == (
+        "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+    )
 
 
 def test_scheduled_attempt_explains_itself() -> None:

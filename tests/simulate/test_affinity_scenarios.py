@@ -56,7 +56,10 @@ def test_anti_affinity_group_runs_out_of_nodes() -> None:
     assert all(r.status == "Scheduled" for r in records[:3])
     assert sorted(placed) == ["n1", "n2", "n3"]  # type: ignore[type-var]
     assert records[3].status == "Unschedulable"
-    assert records[3].message == "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules."
+    assert records[3].message == (
+        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. "
+        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+    )
 
 
 def test_existing_pods_anti_affinity_rejects_matching_newcomers() -> None:
@@ -77,7 +80,8 @@ def test_existing_pods_anti_affinity_rejects_matching_newcomers() -> None:
     (record,) = run_text(text).records
     assert (
         record.message
-        == "0/1 nodes are available: 1 node(s) didn't satisfy existing pods anti-affinity rules."
+        == "0/1 nodes are available: 1 node(s) didn't satisfy existing pods anti-affinity rules. "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     )
 
 
@@ -93,7 +97,10 @@ def test_affinity_without_a_peer_is_unresolvable() -> None:
     text += pod("cache", "{app: cache}", required("podAffinity", "{matchLabels: {app: db}}", HOSTNAME))
     (record,) = run_text(text).records
     assert record.status == "Unschedulable"
-    assert record.message == "0/2 nodes are available: 2 node(s) didn't match pod affinity rules."
+    assert record.message == (
+        "0/2 nodes are available: 2 node(s) didn't match pod affinity rules. "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    )
 
 
 def test_first_pod_of_a_self_affine_group_starts_it_and_the_rest_follow() -> None:
@@ -148,5 +155,8 @@ def test_example_runs() -> None:
         "Unschedulable",
         "Scheduled",
     ]
-    assert pods[3]["message"] == "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules."
+    assert pods[3]["message"] == (
+        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. "
+        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+    )
     assert pods[4]["node"] == "n3"

@@ -25,7 +25,18 @@ MIXED = (
 def test_json_shape_exactly() -> None:
     doc = json.loads(format_json(run_text(MIXED)))
     assert list(doc) == ["pods"]
-    keys = ["pod", "node", "status", "message", "feasibleNodes", "evaluatedNodes", "filter", "scores"]
+    keys = [
+        "pod",
+        "node",
+        "status",
+        "message",
+        "feasibleNodes",
+        "evaluatedNodes",
+        "nominatedNode",
+        "victims",
+        "filter",
+        "scores",
+    ]
     for pod in doc["pods"]:
         assert list(pod) == keys
         assert isinstance(pod["pod"], str) and isinstance(pod["message"], str)
@@ -47,9 +58,11 @@ def test_json_shape_exactly() -> None:
         "pod": "default/big",
         "node": None,
         "status": "Unschedulable",
-        "message": "0/3 nodes are available: 3 Insufficient cpu.",
+        "message": "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
         "feasibleNodes": 0,
         "evaluatedNodes": 3,
+        "nominatedNode": None,
+        "victims": [],
         "filter": {
             name: {
                 "plugin": "NodeResourcesFit",
@@ -72,6 +85,8 @@ def test_json_shape_exactly() -> None:
         "message": "waiting for scheduling gates: [g]",
         "feasibleNodes": 0,
         "evaluatedNodes": 0,
+        "nominatedNode": None,
+        "victims": [],
         "filter": {},
         "scores": {},
     }
@@ -97,7 +112,9 @@ def test_table_is_aligned_and_readable() -> None:
             assert line[start - 1] == " " and line[start] != " "  # every column starts under its header
     big, web, gated = lines[1:]
     assert big.split()[:3] == ["default/big", "Unschedulable", "<none>"]
-    assert big.endswith("0/3 nodes are available: 3 Insufficient cpu.")
+    assert big.endswith(
+        "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    )
     node = result.records[1].node
     assert web.split()[:3] == ["default/web", "Scheduled", node]
     assert web.endswith(f"feasible 2/3, score {result.records[1].score}")

@@ -1,0 +1,1 @@
+"""The scheduling queue\x27s parts berth has: the nominator."""

@@ -1,0 +1,240 @@
+"""DefaultPreemption (``plugins/defaultpreemption/default_preemption.go``): PostFilter and PreEnqueue.
+
+PostFilter runs the preemption Evaluator and prefixes its message with ``"preemption: "``; every
+call counts in ``scheduler_preemption_attempts_total``. PreEnqueue (async preemption, on in
+v1.36) keeps a pod out of the active queue while its own preemption is still evicting victims.
+
+The handle must carry the profile's framework (``handle.framework``, as berth's per-profile
+handle does); the engine's nominator, cluster actions and rng are used when present.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from app import metrics
+from app.api.objects import Pod, pod_priority
+from app.framework.cycle_state import CycleState
+from app.framework.interfaces import (
+    Handle,
+    PodNominator,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreEnqueuePlugin,
+)
+from app.framework.preemption.executor import Executor
+from app.framework.preemption.pdb import PodDisruptionBudget, filter_pods_with_pdb_violation
+from app.framework.preemption.preemption import Evaluator, ScoreFunc, Victims
+from app.framework.preemption.util import importance_key
+from app.framework.runtime import Framework
+from app.framework.status import Code, NodeToStatus, Status
+from app.framework.types import NodeInfo, PodInfo
+from app.plugins.defaultpreemption.args import DefaultPreemptionArgs
+
+__all__ = [
+    "NAME",
+    "NOT_ELIGIBLE_NEVER",
+    "NOT_ELIGIBLE_TERMINATING",
+    "NO_VICTIMS_MSG",
+    "DefaultPreemption",
+    "pod_terminating_by_preemption",
+]
+
+NAME = "DefaultPreemption"
+NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
+NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+NO_VICTIMS_MSG = "No preemption victims found for incoming pod"
+WAITING_MSG = "waiting for the preemption for this pod to be finished"
+
+IsEligiblePod = Callable[[NodeInfo, PodInfo, Pod], bool]
+
+
+def pod_terminating_by_preemption(pod: Pod) -> bool:
+    """Deleting, with the DisruptionTarget condition True for reason PreemptionByScheduler."""
+    if not pod.deletion_timestamp:
+        return False
+    status = pod.raw.get("status") if isinstance(pod.raw, dict) else None
+    conditions = status.get("conditions") if isinstance(status, dict) else None
+    for c in conditions if isinstance(conditions, list) else ():
+        if isinstance(c, dict) and c.get("type") == "DisruptionTarget":
+            return c.get("status") == "True" and c.get("reason") == "PreemptionByScheduler"
+    return False
+
+
+class _NoNominator:
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return []
+
+
+class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin):
+    """kube-scheduler's preemption: evict the fewest, least important lower-priority pods."""
+
+    name = NAME
+    args_type = DefaultPreemptionArgs
+
+    def __init__(self, args: DefaultPreemptionArgs | None, handle: Handle) -> None:
+        super().__init__(args or DefaultPreemptionArgs(), handle)
+        self.args: DefaultPreemptionArgs = self.args
+        self.executor = Executor(handle)
+        self.evaluator = Evaluator(NAME, handle, self, self.executor)
+        # kube-scheduler's customisation hooks, with their defaults.
+        self.is_eligible_pod: IsEligiblePod = lambda node_info, victim, preemptor: True
+        rng = getattr(handle, "rng", None)
+        self.rng: random.Random = rng if isinstance(rng, random.Random) else random.Random()
+
+    # --- collaborators from the handle ----------------------------------------------------------
+
+    @property
+    def framework(self) -> Framework:
+        """The profile's framework (its filters and PreFilter extensions)."""
+        fwk = getattr(self.handle, "framework", None)
+        if not isinstance(fwk, Framework):
+            raise RuntimeError("DefaultPreemption needs a handle with the profile's framework")
+        return fwk
+
+    @property
+    def nominator(self) -> PodNominator:
+        """The engine's nominator (an empty one when the handle has none)."""
+        nominator: Any = getattr(self.handle, "nominator", None)
+        return nominator if nominator is not None else _NoNominator()
+
+    # --- extension points ------------------------------------------------------------------------
+
+    def post_filter(
+        self, state: CycleState, pod: Pod, filtered_node_status: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Preempt; a message gets the ``"preemption: "`` prefix."""
+        try:
+            result, status = self.evaluator.preempt(state, pod, NodeToStatus.of(filtered_node_status))
+        finally:
+            metrics.PREEMPTION_ATTEMPTS.inc()
+        msg = status.message()
+        if msg:
+            return result, Status(status.code, "preemption: " + msg)
+        return result, status
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        """Hold a pod back while its own (async) preemption is still running."""
+        if self.executor.is_pod_running_preemption(pod.uid):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING_MSG)
+        return None
+
+    # --- preemption.Interface -------------------------------------------------------------------
+
+    def calculate_num_candidates(self, num_nodes: int) -> int:
+        """``max(n * percentage / 100, absolute)``, never more than ``n``."""
+        n = num_nodes * self.args.min_candidate_nodes_percentage // 100
+        n = max(n, self.args.min_candidate_nodes_absolute)
+        return min(n, num_nodes)
+
+    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        """A random offset (the engine's seeded rng) and the number of candidates."""
+        return self.rng.randrange(num_nodes), self.calculate_num_candidates(num_nodes)
+
+    def ordered_score_funcs(self, nodes_to_victims: dict[str, Victims]) -> list[ScoreFunc] | None:
+        """None: pickOneNodeForPreemption's default criteria."""
+        return None
+
+    def is_preemption_allowed(self, node_info: NodeInfo, victim: PodInfo, preemptor: Pod) -> bool:
+        """A lower priority than the preemptor's, and ``is_eligible_pod``."""
+        return pod_priority(victim.pod) < pod_priority(preemptor) and self.is_eligible_pod(
+            node_info, victim, preemptor
+        )
+
+    def pod_eligible_to_preempt_others(self, pod: Pod, nominated_node_status: Status) -> tuple[bool, str]:
+        """Never for preemptionPolicy Never, nor while lower-priority pods on its nominated node terminate."""
+        if pod.preemption_policy == "Never":
+            return False, NOT_ELIGIBLE_NEVER
+        nom = pod.nominated_node_name
+        if nom:
+            # A nominated node now rejected as unresolvable: try preempting elsewhere.
+            if nominated_node_status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return True, ""
+            info = self.handle.snapshot.get(nom)
+            if info is not None:
+                for p in info.pods:
+                    if self.is_preemption_allowed(info, p, pod) and pod_terminating_by_preemption(p.pod):
+                        return False, NOT_ELIGIBLE_TERMINATING
+        return True, ""
+
+    def select_victims_on_node(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
+    ) -> tuple[list[Pod], int, Status | None]:
+        """Remove every lower-priority pod; if the pod then fits, add back (reprieve) as many as
+        possible: PDB-violating victims first, then the others, most important first."""
+        potential = [pi for pi in node_info.pods if self.is_preemption_allowed(node_info, pi, pod)]
+        return select_victims(self.framework, self.nominator, state, pod, node_info, potential, pdbs)
+
+
+def select_victims(
+    fwk: Framework,
+    nominator: PodNominator,
+    state: CycleState,
+    pod: Pod,
+    node_info: NodeInfo,
+    potential: list[PodInfo],
+    pdbs: Sequence[PodDisruptionBudget],
+) -> tuple[list[Pod], int, Status | None]:
+    """The body of SelectVictimsOnNode over given ``potential`` victims (the extender's /preempt reuses it).
+
+    ``node_info`` and ``state`` are copies and are modified. Returns (victims most important first,
+    how many of them violate a PDB, None) or a failure status.
+    """
+
+    def remove(pi: PodInfo) -> Status | None:
+        node_info.remove_pod(pi.pod)
+        return fwk.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
+
+    def add(pi: PodInfo) -> Status | None:
+        node_info.add_pod_info(pi)
+        return fwk.run_pre_filter_extension_add_pod(state, pod, pi, node_info)
+
+    def fits() -> Status | None:
+        nominated = nominator.nominated_pods_for_node(node_info.name)
+        return fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info, nominated)
+
+    for pi in potential:
+        s = remove(pi)
+        if s is not None:
+            return [], 0, s
+    if not potential:
+        return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS_MSG)
+    # The pod does not fit even without every lower-priority pod: this node cannot help (pod
+    # affinity to a victim is deliberately not considered, as in kube-scheduler).
+    s = fits()
+    if s is not None:
+        return [], 0, s
+    key = importance_key(time.time())
+    potential = sorted(potential, key=lambda pi: key(pi.pod))
+    violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+    victims: list[PodInfo] = []
+    num_violating = 0
+
+    def reprieve(pi: PodInfo) -> tuple[bool, Status | None]:
+        s = add(pi)
+        if s is not None:
+            return False, s
+        if fits() is None:
+            return True, None
+        s = remove(pi)
+        if s is not None:
+            return False, s
+        victims.append(pi)
+        return False, None
+
+    for pi in violating:
+        kept, err = reprieve(pi)
+        if err is not None:
+            return [], 0, err
+        if not kept:
+            num_violating += 1
+    for pi in non_violating:
+        _, err = reprieve(pi)
+        if err is not None:
+            return [], 0, err
+    if violating and non_violating:
+        victims.sort(key=lambda pi: key(pi.pod))
+    return [pi.pod for pi in victims], num_violating, None
