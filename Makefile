@@ -35,7 +35,8 @@ test: lint typecheck unit
 
 bench: install
 	$(VENV_PY) bench/engine.py
-	$(VENV_PY) bench/extender.py
+	$(VENV_PY) bench/extender.py --gc freeze
+	$(VENV_PY) bench/preemption.py
 
 clean:
 	rm -rf .venv .mypy_cache .ruff_cache .pytest_cache
