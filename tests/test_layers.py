@@ -13,7 +13,7 @@ LAYERS: list[set[str]] = [
     {"app.api"},
     {"app.framework"},
     {"app.plugins", "app.backend"},
-    {"app.config"},
+    {"app.config", "app.kube"},
     {"app.scheduler"},
     {"app.extender", "app.simulate"},
     {"app.server"},

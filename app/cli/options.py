@@ -34,8 +34,10 @@ class Parser(argparse.ArgumentParser):
 
 
 def add_misc_flags(parser: argparse.ArgumentParser) -> None:
-    """--config, --write-config-to, --plugin-module."""
-    misc = parser.add_argument_group("Misc flags")
+    """--config, --write-config-to, --plugin-module (into a "Misc flags" group the command may have begun)."""
+    # A command with misc flags of its own (serve's --kubeconfig/--master) creates the group first.
+    existing = [g for g in parser._action_groups if g.title == "Misc flags"]
+    misc = existing[0] if existing else parser.add_argument_group("Misc flags")
     misc.add_argument(
         "--config", metavar="FILE", help="The path to the KubeSchedulerConfiguration file (YAML or JSON)."
     )

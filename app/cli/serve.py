@@ -11,7 +11,10 @@ from app.cli.common import build_registry, load_configuration, write_config
 from app.cli.options import CommandError
 from app.config import dump_config
 from app.framework.runtime import FrameworkError
-from app.scheduler.scheduler import Engine
+from app.kube.client import KubeClient, KubeError
+from app.kube.handlers import engine_informers
+from app.kube.informer import InformerSet
+from app.scheduler.scheduler import ClusterObjects, Engine
 from app.simulate import StateError, load_state
 
 DEFAULT_MAX_REQUEST_BYTES = 64 << 20
@@ -48,6 +51,20 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         metavar="FILE",
         help="Preload berth's cache with the Nodes and bound Pods of a cluster-state file "
         "(berth simulate's format), for NodeNames requests without a cluster connection.",
+    )
+    # kube-scheduler's misc flags; add_misc_flags (--config, ...) joins this group.
+    misc = parser.add_argument_group("Misc flags")
+    misc.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="Path to a kubeconfig file: berth then watches the cluster's Nodes, Pods and the objects "
+        "plugins read, and answers NodeNames requests from that cache (overrides "
+        "clientConnection.kubeconfig; not with --state).",
+    )
+    misc.add_argument(
+        "--master",
+        metavar="URL",
+        help="The address of the Kubernetes API server (overrides any value in kubeconfig).",
     )
     return parser
 
@@ -92,7 +109,14 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--port: {args.port} must be between 1 and 65535")
     if args.max_request_bytes <= 0:
         raise CommandError("--max-request-bytes: must be positive")
+    if args.state and (args.kubeconfig or args.master):
+        flag = "--kubeconfig" if args.kubeconfig else "--master"
+        raise CommandError(
+            f"--state and {flag} are mutually exclusive: the cache comes either from a state file "
+            "or from the cluster"
+        )
     engine, config_dump = build_engine(args)
+    informers = None if args.state else connect(args, engine)
     # The preloaded cache is long-lived: keep the collector from re-walking it on every large
     # request body (each full collection would otherwise traverse every cached node and pod).
     gc.collect()
@@ -100,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
 
     import uvicorn
 
+    from app.extender.bind import Binder
     from app.server.app import create_app
 
     app = create_app(
@@ -108,7 +133,38 @@ def run(args: argparse.Namespace) -> int:
         config_dump=config_dump,
         version=__version__,
         max_request_bytes=args.max_request_bytes,
+        readyz_checks=None if informers is None else {"sched-handler-sync": informers.handler_sync_check},
+        # /bind creates pods/binding through the informers' client (same credentials and rate limit).
+        binder=None if informers is None else Binder(informers.client, engine),
     )
     logs.info("Starting berth extender", version=__version__, address=args.address, port=args.port)
-    uvicorn.run(app, host=args.address, port=args.port, log_level="warning", access_log=False)
+    try:
+        # Informers start before serving, and /readyz fails (sched-handler-sync) until they sync.
+        if informers is not None:
+            informers.start()
+        uvicorn.run(app, host=args.address, port=args.port, log_level="warning", access_log=False)
+    finally:
+        if informers is not None:
+            informers.stop()
+            informers.client.close()
     return 0
+
+
+def connect(args: argparse.Namespace, engine: Engine) -> InformerSet | None:
+    """The cluster connection, when --kubeconfig, --master or clientConnection.kubeconfig asks for one.
+
+    Without any of them ``berth serve`` keeps its offline behaviour (an empty cache, or --state).
+    """
+    conn = engine.cfg.client_connection
+    kubeconfig = args.kubeconfig or conn.kubeconfig or None
+    if not kubeconfig and not args.master:
+        return None
+    try:
+        client = KubeClient.from_config(
+            kubeconfig, args.master, qps=conn.qps, burst=conn.burst, user_agent=f"berth/{__version__}"
+        )
+    except KubeError as err:
+        raise CommandError(err.message) from err
+    objects = engine.objects if isinstance(engine.objects, ClusterObjects) else None
+    logs.info("Connecting to the cluster", server=client.host, kubeconfig=kubeconfig or "")
+    return engine_informers(client, engine.cache, objects)

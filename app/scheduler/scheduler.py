@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,24 +30,57 @@ PLUGIN_METRICS_SAMPLE_PERCENT = 10
 
 
 class ClusterObjects:
-    """Raw cluster objects other than pods and nodes, by kind (Service, ReplicaSet, ...)."""
+    """Raw cluster objects other than pods and nodes, by kind (Service, ReplicaSet, ...).
+
+    Thread-safe: informers (app.kube) write from their own threads while plugins read. Objects
+    are keyed by ``namespace/name`` so that informer events can replace and delete them.
+    """
 
     def __init__(self, objects: Mapping[str, list[Mapping[str, Any]]] | None = None) -> None:
-        self._by_kind: dict[str, list[Mapping[str, Any]]] = {k: list(v) for k, v in (objects or {}).items()}
+        self._lock = threading.Lock()
+        self._by_kind: dict[str, dict[str, Mapping[str, Any]]] = {}
+        self._anonymous = 0
+        for objs in (objects or {}).values():
+            for obj in objs:
+                self.add(obj)
+
+    @staticmethod
+    def key(namespace: str, name: str) -> str:
+        """The key of an object: ``namespace/name`` (``name`` for cluster-scoped ones)."""
+        return f"{namespace}/{name}" if namespace else name
 
     def add(self, obj: Mapping[str, Any]) -> None:
-        """Add a raw object under its ``kind``."""
-        self._by_kind.setdefault(str(obj.get("kind", "")), []).append(obj)
+        """Add a raw object under its ``kind``; a nameless one (a state file) is kept beside the others."""
+        meta = obj.get("metadata") or {}
+        name = str(meta.get("name") or "")
+        with self._lock:
+            if name:
+                key = self.key(str(meta.get("namespace") or ""), name)
+            else:
+                self._anonymous += 1
+                key = f"#{self._anonymous}"
+            self._by_kind.setdefault(str(obj.get("kind", "")), {})[key] = obj
+
+    def upsert(self, kind: str, key: str, obj: Mapping[str, Any]) -> None:
+        """Add or replace the object of ``kind`` at ``key`` (an informer's add or update)."""
+        with self._lock:
+            self._by_kind.setdefault(kind, {})[key] = obj
+
+    def delete(self, kind: str, key: str) -> None:
+        """Forget the object of ``kind`` at ``key`` (an informer's delete); unknown keys are ignored."""
+        with self._lock:
+            self._by_kind.get(kind, {}).pop(key, None)
 
     def list_cluster(self, kind: str) -> list[Mapping[str, Any]]:
         """Cluster-scoped objects of ``kind`` (Namespaces, ...): every object of the kind."""
-        return list(self._by_kind.get(kind, []))
+        with self._lock:
+            return list(self._by_kind.get(kind, {}).values())
 
     def list(self, kind: str, namespace: str) -> list[Mapping[str, Any]]:
         """Objects of ``kind`` in ``namespace``."""
         return [
             o
-            for o in self._by_kind.get(kind, [])
+            for o in self.list_cluster(kind)
             if (o.get("metadata") or {}).get("namespace", "default") == namespace
         ]
 

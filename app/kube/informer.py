@@ -1,0 +1,608 @@
+"""Reflectors: list + watch one resource into a local store and hand each change to a handler.
+
+One daemon thread per resource (style-and-ecosystem.md §B2):
+
+1. **List**, paginated (``limit`` + ``continue``), as a consistent read. The new store is diffed
+   against the old one and the handler gets DELETED, MODIFIED and ADDED calls, in that order, so a
+   relist replaces state (objects gone while the watch was down are deleted).
+2. **Watch** from the list's resourceVersion with ``allowWatchBookmarks=true`` and a jittered
+   server timeout of 5 to 10 minutes; bookmarks only advance the resourceVersion. A stream the server
+   ends is re-opened at once from the last resourceVersion.
+3. **410 Gone** (the watch answered 410, or an ``ERROR`` event "too old resource version") relists;
+   never re-watch a stale resourceVersion. Any other error backs off (jittered exponential, reset
+   after a healthy period) and relists; a broken connection backs off and re-watches.
+
+There is no periodic resync (kube-scheduler's informer factory has resync period 0).
+
+Phases, as client-go's: **started**, **synced** (the first list is in the store:
+:meth:`Reflector.has_synced`) and **handlers synced** (the handler has received every object of
+that list: :meth:`Reflector.handlers_synced`). Objects are decoded once, by the ``decode`` callable
+given with the handler; an object that fails to decode is logged and skipped, never fatal.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from app import logs
+from app.kube.client import KubeClient, KubeError
+
+__all__ = [
+    "DEFAULT_PAGE_SIZE",
+    "NAMESPACES",
+    "NODES",
+    "PODS",
+    "POD_DISRUPTION_BUDGETS",
+    "REPLICASETS",
+    "REPLICATION_CONTROLLERS",
+    "SERVICES",
+    "STATEFULSETS",
+    "Backoff",
+    "EventHandler",
+    "InformerSet",
+    "Reflector",
+    "ReflectorStats",
+    "ResourceType",
+    "object_key",
+]
+
+DEFAULT_PAGE_SIZE = 500
+MIN_WATCH_TIMEOUT = 300.0  # client-go's minWatchTimeout; each watch asks for 1x-2x of it
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceType:
+    """A listable, watchable collection across all namespaces."""
+
+    resource: str  # plural, for logs: "pods"
+    kind: str  # set on every object, since list items do not carry it: "Pod"
+    api_version: str  # "v1", "apps/v1", ...
+    path: str  # "/api/v1/pods"
+    field_selector: str = ""
+
+
+NODES = ResourceType("nodes", "Node", "v1", "/api/v1/nodes")
+# kube-scheduler's pod informer leaves out terminated pods: they use no capacity, and one that
+# terminates then arrives as a DELETED event (it stops matching the selector).
+PODS = ResourceType(
+    "pods", "Pod", "v1", "/api/v1/pods", field_selector="status.phase!=Succeeded,status.phase!=Failed"
+)
+SERVICES = ResourceType("services", "Service", "v1", "/api/v1/services")
+REPLICATION_CONTROLLERS = ResourceType(
+    "replicationcontrollers", "ReplicationController", "v1", "/api/v1/replicationcontrollers"
+)
+NAMESPACES = ResourceType("namespaces", "Namespace", "v1", "/api/v1/namespaces")
+REPLICASETS = ResourceType("replicasets", "ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets")
+STATEFULSETS = ResourceType("statefulsets", "StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets")
+POD_DISRUPTION_BUDGETS = ResourceType(
+    "poddisruptionbudgets", "PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets"
+)
+
+
+class EventHandler(Protocol):
+    """Receives decoded objects; called on the reflector's thread, so it must not block for long."""
+
+    def on_add(self, obj: Any) -> None:
+        """A new object (from the list or the watch)."""
+        ...
+
+    def on_update(self, old: Any, new: Any) -> None:
+        """A changed object, with the previously known version."""
+        ...
+
+    def on_delete(self, obj: Any) -> None:
+        """An object deleted (or gone at a relist), as last known."""
+        ...
+
+
+Decoder = Callable[[dict[str, Any]], Any]
+"""Turns a raw object into what the handler gets; raising means "skip this object"."""
+
+
+def object_key(raw: Mapping[str, Any]) -> str:
+    """``namespace/name``, or ``name`` for cluster-scoped objects (client-go's MetaNamespaceKeyFunc)."""
+    meta = raw.get("metadata") or {}
+    namespace = meta.get("namespace") or ""
+    name = meta.get("name") or ""
+    return f"{namespace}/{name}" if namespace else str(name)
+
+
+def _resource_version(raw: Mapping[str, Any]) -> str:
+    return str((raw.get("metadata") or {}).get("resourceVersion") or "")
+
+
+class Backoff:
+    """Jittered exponential backoff, reset after a healthy period (client-go reflector's defaults:
+    0.8s doubling to 30s, jitter 1.0, reset after 2 minutes without errors)."""
+
+    def __init__(
+        self,
+        initial: float = 0.8,
+        maximum: float = 30.0,
+        factor: float = 2.0,
+        jitter: float = 1.0,
+        reset_after: float = 120.0,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.initial = initial
+        self.maximum = maximum
+        self.factor = factor
+        self.jitter = jitter
+        self.reset_after = reset_after
+        self._rng = rng or random.Random()
+        self._current = initial
+        self._last_failure = 0.0
+
+    def next(self) -> float:
+        """The next delay to wait, growing the following one."""
+        now = time.monotonic()
+        if self._last_failure and now - self._last_failure > self.reset_after:
+            self._current = self.initial
+        self._last_failure = now
+        delay = self._current * (1.0 + self.jitter * self._rng.random())
+        self._current = min(self.maximum, self._current * self.factor)
+        return min(delay, self.maximum * (1.0 + self.jitter))
+
+    def reset(self) -> None:
+        """Back to the initial delay (after a healthy stretch)."""
+        self._current = self.initial
+        self._last_failure = 0.0
+
+
+@dataclass(slots=True)
+class ReflectorStats:
+    """Counters, for logs and tests."""
+
+    lists: int = 0  # completed lists (the first one plus relists)
+    pages: int = 0  # list pages received
+    watches: int = 0  # watch requests opened
+    events: int = 0  # ADDED/MODIFIED/DELETED events applied
+    bookmarks: int = 0
+    gone: int = 0  # 410s that forced a relist
+    errors: int = 0  # errors that forced a backoff
+    decode_errors: int = 0  # objects skipped because they did not decode
+
+
+class _Relist(Exception):
+    """The watch cannot continue from its resourceVersion: list again (410 Gone)."""
+
+
+@dataclass(slots=True)
+class _Entry:
+    resource_version: str
+    obj: Any
+
+
+class Reflector:
+    """List + watch of one :class:`ResourceType` into ``handler``, on its own daemon thread."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        rtype: ResourceType,
+        handler: EventHandler,
+        decode: Decoder | None = None,
+        *,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        backoff: Backoff | None = None,
+        min_watch_timeout: float = MIN_WATCH_TIMEOUT,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.client = client
+        self.rtype = rtype
+        self.handler = handler
+        self.decode: Decoder = decode or (lambda raw: raw)
+        self.page_size = page_size
+        self.backoff = backoff or Backoff(rng=rng)
+        self.min_watch_timeout = min_watch_timeout
+        self.stats = ReflectorStats()
+        self.resource_version = ""
+        self._rng = rng or random.Random()
+        self._store: dict[str, _Entry] = {}
+        self._stop = threading.Event()
+        self._synced = threading.Event()
+        self._handlers_synced = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._stream: Iterator[dict[str, Any]] | None = None
+        self._stream_lock = threading.Lock()
+
+    # --- lifecycle -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the list+watch thread (once)."""
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(
+            target=self._run, name=f"reflector-{self.rtype.resource}", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self, timeout: float | None = 5.0) -> None:
+        """Stop the thread: close the open watch and wait up to ``timeout`` for it to end."""
+        self._stop.set()
+        with self._stream_lock:
+            stream = self._stream
+        if stream is not None:
+            _close(stream)
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    @property
+    def stopped(self) -> bool:
+        """Whether :meth:`stop` was called."""
+        return self._stop.is_set()
+
+    def has_synced(self) -> bool:
+        """Whether the first list is in the store."""
+        return self._synced.is_set()
+
+    def handlers_synced(self) -> bool:
+        """Whether the handler has received every object of the first list."""
+        return self._handlers_synced.is_set()
+
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        """Block until :meth:`has_synced` (False on timeout)."""
+        return self._synced.wait(timeout)
+
+    def wait_for_handlers_sync(self, timeout: float | None = None) -> bool:
+        """Block until :meth:`handlers_synced` (False on timeout)."""
+        return self._handlers_synced.wait(timeout)
+
+    def keys(self) -> list[str]:
+        """Keys of the objects in the store."""
+        return list(self._store)
+
+    def get(self, key: str) -> Any:
+        """The stored (decoded) object at ``key``, or None."""
+        entry = self._store.get(key)
+        return entry.obj if entry is not None else None
+
+    # --- the loop --------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        logs.info("Starting reflector", 2, resource=self.rtype.resource)
+        while not self._stop.is_set():
+            try:
+                self._list_and_replace()
+                self._watch()
+            except _Relist:
+                continue  # at once: the list is the cure, not the wait
+            except Exception as err:  # never let the thread die: back off and relist
+                if self._stop.is_set():
+                    break
+                self.stats.errors += 1
+                delay = self.backoff.next()
+                logs.warning(
+                    "Failed to list or watch; retrying",
+                    resource=self.rtype.resource,
+                    err=str(err),
+                    retryIn=f"{delay:.1f}s",
+                )
+                self._stop.wait(delay)
+        logs.info("Stopped reflector", 2, resource=self.rtype.resource)
+
+    def _list_params(self, token: str) -> dict[str, str]:
+        params = {"limit": str(self.page_size)}
+        if token:
+            params["continue"] = token
+        if self.rtype.field_selector:
+            params["fieldSelector"] = self.rtype.field_selector
+        return params
+
+    def _list(self) -> tuple[str, list[dict[str, Any]]]:
+        """All pages of a consistent list: (resourceVersion, raw items)."""
+        items: list[dict[str, Any]] = []
+        token, version = "", ""
+        while True:
+            if self._stop.is_set():
+                raise _Relist()  # the loop sees the stop flag and ends
+            try:
+                page = self.client.get_json(self.rtype.path, self._list_params(token))
+            except KubeError as err:
+                if err.status == 410 and token:
+                    # The continue token expired mid-list: start the list over, from a new snapshot.
+                    logs.info("List continue token expired; relisting", 2, resource=self.rtype.resource)
+                    items, token, version = [], "", ""
+                    continue
+                raise
+            self.stats.pages += 1
+            meta = page.get("metadata") or {}
+            if not version:
+                version = str(meta.get("resourceVersion") or "")  # constant across pages
+            items.extend(page.get("items") or [])
+            token = str(meta.get("continue") or "")
+            if not token:
+                return version, items
+
+    def _decode(self, raw: Any) -> tuple[str, _Entry] | None:
+        """(key, entry) for a raw object, or None (logged) when it does not decode."""
+        if not isinstance(raw, dict):
+            self.stats.decode_errors += 1
+            logs.warning("Skipping a non-object in a list or watch", resource=self.rtype.resource)
+            return None
+        # List items carry no kind/apiVersion; set them so that every consumer sees whole objects.
+        raw.setdefault("kind", self.rtype.kind)
+        raw.setdefault("apiVersion", self.rtype.api_version)
+        key = object_key(raw)
+        try:
+            obj = self.decode(raw)
+        except Exception as err:
+            self.stats.decode_errors += 1
+            logs.warning(
+                "Skipping an object that does not parse", resource=self.rtype.resource, key=key, err=str(err)
+            )
+            return None
+        return key, _Entry(_resource_version(raw), obj)
+
+    def _list_and_replace(self) -> None:
+        """List, swap the store, then replay the difference to the handler."""
+        version, items = self._list()
+        new: dict[str, _Entry] = {}
+        for raw in items:
+            decoded = self._decode(raw)
+            if decoded is not None:
+                new[decoded[0]] = decoded[1]
+        old, self._store = self._store, new
+        self.resource_version = version
+        self.stats.lists += 1
+        first = not self._synced.is_set()
+        self._synced.set()
+        logs.info(
+            "Listed",
+            2 if first else 1,
+            resource=self.rtype.resource,
+            objects=len(new),
+            resourceVersion=version,
+        )
+        for key, entry in old.items():
+            if key not in new:
+                self._dispatch("delete", entry.obj)
+        for key, entry in new.items():
+            previous = old.get(key)
+            if previous is None:
+                self._dispatch("add", entry.obj)
+            elif previous.resource_version != entry.resource_version:
+                self._dispatch("update", previous.obj, entry.obj)
+        self._handlers_synced.set()
+
+    def _watch(self) -> None:
+        """Watch from the store's resourceVersion until a relist is needed or the thread stops."""
+        while not self._stop.is_set():
+            params = {
+                "resourceVersion": self.resource_version,
+                "allowWatchBookmarks": "true",
+                "timeoutSeconds": str(int(self.min_watch_timeout * (1.0 + self._rng.random()))),
+            }
+            if self.rtype.field_selector:
+                params["fieldSelector"] = self.rtype.field_selector
+            try:
+                stream = self.client.watch(self.rtype.path, params)
+            except KubeError as err:
+                if err.status == 410:
+                    self._gone(err.message)
+                if err.status != 0:
+                    raise
+                self._retry_watch(err)
+                continue
+            self.stats.watches += 1
+            with self._stream_lock:
+                self._stream = stream
+            # stop() sets the flag before it looks for a stream to close: re-check, or a watch
+            # opened while stopping would block until its server timeout.
+            if self._stop.is_set():
+                _close(stream)
+                return
+            opened = time.monotonic()
+            received = 0
+            try:
+                for event in stream:
+                    received += 1
+                    self._apply(event)
+            except KubeError as err:
+                if self._stop.is_set():
+                    return
+                if err.status != 0:
+                    raise  # an ERROR event from the server: back off and relist
+                self._retry_watch(err)  # a broken connection: re-watch from the same version
+                continue
+            finally:
+                with self._stream_lock:
+                    self._stream = None
+                _close(stream)
+            if time.monotonic() - opened > self.backoff.reset_after:
+                self.backoff.reset()
+            elif received == 0 and time.monotonic() - opened < 1.0 and not self._stop.is_set():
+                # A stream that ends at once with nothing in it would otherwise be re-opened in a hot loop.
+                self._stop.wait(self.backoff.next())
+
+    def _retry_watch(self, err: KubeError) -> None:
+        self.stats.errors += 1
+        delay = self.backoff.next()
+        logs.warning(
+            "Watch failed; re-watching",
+            resource=self.rtype.resource,
+            err=err.message,
+            retryIn=f"{delay:.1f}s",
+        )
+        self._stop.wait(delay)
+
+    def _gone(self, message: str) -> None:
+        self.stats.gone += 1
+        logs.info(
+            "Watch closed with 410 Gone; relisting",
+            1,
+            resource=self.rtype.resource,
+            resourceVersion=self.resource_version,
+            message=message,
+        )
+        raise _Relist()
+
+    def _apply(self, event: Mapping[str, Any]) -> None:
+        """One watch event into the store and the handler."""
+        kind = event.get("type")
+        raw = event.get("object")
+        if not isinstance(raw, dict):
+            raise KubeError(0, f"watch event {kind!r} without an object", "InvalidWatchEvent")
+        if kind == "BOOKMARK":
+            self.stats.bookmarks += 1
+            self.resource_version = _resource_version(raw) or self.resource_version
+            return
+        if kind == "ERROR":
+            code = int(raw.get("code") or 0)
+            message = str(raw.get("message") or "")
+            if (
+                code == 410
+                or raw.get("reason") in ("Expired", "Gone")
+                or "too old resource version" in message
+            ):
+                self._gone(message)
+            raise KubeError(code, message or "watch ERROR event", str(raw.get("reason") or ""))
+        version = _resource_version(raw)
+        decoded = self._decode(raw)
+        if decoded is None:
+            self.resource_version = version or self.resource_version
+            return
+        key, entry = decoded
+        self.stats.events += 1
+        if kind == "ADDED" or kind == "MODIFIED":
+            previous = self._store.get(key)
+            self._store[key] = entry
+            if previous is None:
+                self._dispatch("add", entry.obj)
+            else:
+                self._dispatch("update", previous.obj, entry.obj)
+        elif kind == "DELETED":
+            # The event carries the object's final state, which is what the handler should remove.
+            self._store.pop(key, None)
+            self._dispatch("delete", entry.obj)
+        else:
+            logs.warning("Unknown watch event type", resource=self.rtype.resource, type=str(kind))
+        self.resource_version = version or self.resource_version
+
+    def _dispatch(self, what: str, *objs: Any) -> None:
+        """Call the handler; a failing handler is logged and the reflector goes on."""
+        try:
+            if what == "add":
+                self.handler.on_add(objs[0])
+            elif what == "update":
+                self.handler.on_update(objs[0], objs[1])
+            else:
+                self.handler.on_delete(objs[0])
+        except Exception as err:
+            logs.error("Event handler failed", resource=self.rtype.resource, event=what, err=repr(err))
+
+
+class InformerSet:
+    """The reflectors of one client, started and synced together (an informer factory)."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        backoff: Callable[[], Backoff] | None = None,
+        min_watch_timeout: float = MIN_WATCH_TIMEOUT,
+    ) -> None:
+        self.client = client
+        self.page_size = page_size
+        self.min_watch_timeout = min_watch_timeout
+        self._backoff = backoff or Backoff
+        self.reflectors: dict[str, Reflector] = {}
+        self._started = False
+        self._monitor: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    def add(self, rtype: ResourceType, handler: EventHandler, decode: Decoder | None = None) -> Reflector:
+        """Register a reflector for ``rtype`` (before :meth:`start`)."""
+        if rtype.resource in self.reflectors:
+            raise ValueError(f"a reflector for {rtype.resource} is already registered")
+        reflector = Reflector(
+            self.client,
+            rtype,
+            handler,
+            decode,
+            page_size=self.page_size,
+            backoff=self._backoff(),
+            min_watch_timeout=self.min_watch_timeout,
+        )
+        self.reflectors[rtype.resource] = reflector
+        return reflector
+
+    def start(self) -> None:
+        """Start every reflector, and a thread that logs "Caches are synced" and "Handlers synced"."""
+        if self._started:
+            return
+        self._started = True
+        logs.info("Starting informers", resources=",".join(self.reflectors))
+        for reflector in self.reflectors.values():
+            reflector.start()
+        self._monitor = threading.Thread(target=self._log_phases, name="informer-sync", daemon=True)
+        self._monitor.start()
+
+    def _log_phases(self) -> None:
+        started = time.monotonic()
+        while not self._stop.is_set() and not self.has_synced():
+            self._stop.wait(0.05)
+        if self._stop.is_set():
+            return
+        logs.info(
+            "Caches are synced",
+            resources=",".join(self.reflectors),
+            took=f"{time.monotonic() - started:.3f}s",
+        )
+        while not self._stop.is_set() and not self.handlers_synced():
+            self._stop.wait(0.05)
+        if not self._stop.is_set():
+            logs.info("Handlers synced", took=f"{time.monotonic() - started:.3f}s")
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop every reflector."""
+        self._stop.set()
+        for reflector in self.reflectors.values():
+            reflector.stop(timeout=0)  # signal them all first, so they wind down in parallel
+        for reflector in self.reflectors.values():
+            reflector.stop(timeout)
+
+    def has_synced(self) -> bool:
+        """Whether every reflector's first list is in its store."""
+        return all(r.has_synced() for r in self.reflectors.values())
+
+    def handlers_synced(self) -> bool:
+        """Whether every handler has received its initial objects."""
+        return all(r.handlers_synced() for r in self.reflectors.values())
+
+    def wait_for_cache_sync(self, timeout: float | None = None) -> bool:
+        """Block until :meth:`has_synced` (False on timeout)."""
+        return _wait_all((r.wait_for_sync for r in self.reflectors.values()), timeout)
+
+    def wait_for_handlers_sync(self, timeout: float | None = None) -> bool:
+        """Block until :meth:`handlers_synced` (False on timeout)."""
+        return _wait_all((r.wait_for_handlers_sync for r in self.reflectors.values()), timeout)
+
+    def handler_sync_check(self) -> str | None:
+        """A /readyz check (``sched-handler-sync``): None once the handlers have synced."""
+        if self.handlers_synced():
+            return None
+        waiting = [name for name, r in self.reflectors.items() if not r.handlers_synced()]
+        return f"waiting for handlers to sync: {', '.join(waiting)}"
+
+
+def _close(stream: Iterator[dict[str, Any]]) -> None:
+    """Close a watch stream (a :class:`WatchStream`, or any iterator a test hands in)."""
+    close = getattr(stream, "close", None)
+    if close is not None:
+        close()
+
+
+def _wait_all(waits: Iterable[Callable[[float | None], bool]], timeout: float | None) -> bool:
+    deadline = None if timeout is None else time.monotonic() + timeout
+    for wait in waits:
+        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+        if not wait(remaining):
+            return False
+    return True
