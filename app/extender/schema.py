@@ -11,7 +11,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ExtenderArgs", "ExtenderError", "ExtenderFilterResult", "HostPriority", "NodeList"]
+__all__ = [
+    "ExtenderArgs",
+    "ExtenderError",
+    "ExtenderFilterResult",
+    "ExtenderPreemptionArgs",
+    "ExtenderPreemptionResult",
+    "HostPriority",
+    "MetaPod",
+    "MetaVictims",
+    "NodeList",
+    "Victims",
+]
 
 
 class _Wire(BaseModel):
@@ -56,6 +67,57 @@ class HostPriority(_Wire):
 
     host: str = Field(alias="Host")
     score: int = Field(alias="Score", ge=0, le=10, description="total * 10 // (100 * sum of Score weights).")
+
+
+class Victims(_Wire):
+    """A node's proposed victims as full objects (``nodeCacheCapable: false``), most important first."""
+
+    pods: list[dict[str, Any]] | None = Field(alias="Pods", description="core/v1 Pod objects.")
+    num_pdb_violations: int = Field(
+        0, alias="NumPDBViolations", description="How many of the pods overdraw a PodDisruptionBudget."
+    )
+
+
+class MetaPod(_Wire):
+    """A victim by identity."""
+
+    uid: str = Field(alias="UID", description="The pod's metadata.uid.")
+
+
+class MetaVictims(_Wire):
+    """A node's victims as UIDs, most important first."""
+
+    pods: list[MetaPod] | None = Field(alias="Pods")
+    num_pdb_violations: int = Field(
+        0, alias="NumPDBViolations", description="How many of the pods overdraw a PodDisruptionBudget."
+    )
+
+
+class ExtenderPreemptionArgs(_Wire):
+    """The /preempt request. Keys match case-insensitively; one victim form is set."""
+
+    pod: dict[str, Any] = Field(alias="Pod", description="The core/v1 Pod that preempts.")
+    node_name_to_victims: dict[str, Victims] | None = Field(
+        None, alias="NodeNameToVictims", description="Candidate node to victims as full objects."
+    )
+    node_name_to_meta_victims: dict[str, MetaVictims] | None = Field(
+        None, alias="NodeNameToMetaVictims", description="Candidate node to victims as UIDs."
+    )
+
+
+class ExtenderPreemptionResult(_Wire):
+    """The /preempt answer: the nodes berth keeps, each with a non-empty list of victims."""
+
+    node_name_to_meta_victims: dict[str, MetaVictims] = Field(
+        alias="NodeNameToMetaVictims",
+        description="Nodes where the pod fits once these pods are gone; a node left out is vetoed.",
+    )
+    error: str | None = Field(
+        None,
+        alias="Error",
+        description="berth's addition, only on an engine error (the request's victims are then echoed); "
+        "kube-scheduler ignores it.",
+    )
 
 
 class ExtenderError(_Wire):

@@ -29,11 +29,16 @@ __all__ = [
     "FilterResult",
     "HostPriority",
     "NodeCache",
+    "NodeVictims",
+    "PreemptionArgs",
+    "PreemptionResult",
     "WireError",
     "decode_args",
+    "decode_preemption_args",
     "encode_error",
     "encode_filter_result",
     "encode_host_priorities",
+    "encode_preemption_result",
 ]
 
 # Folded key -> Go field name, for ExtenderArgs and v1.NodeList.
@@ -134,18 +139,8 @@ def decode_args(body: bytes, node_cache: NodeCache | None = None) -> ExtenderArg
     With ``node_cache``, node objects already parsed (same name, uid and resourceVersion) are
     taken from it.
     """
-    try:
-        doc = orjson.loads(body)
-    except orjson.JSONDecodeError as err:
-        raise WireError(f"request body is not valid JSON: {err}") from None
-    if not isinstance(doc, dict):
-        raise WireError(f"request body: expected a JSON object (ExtenderArgs), got {json_type_name(doc)}")
-    fields = _fold(doc, _ARGS_FIELDS)
-    raw_pod = fields.get("Pod")
-    if raw_pod is None:
-        raise WireError("Pod: Required value: the pod to schedule is missing")
-    if not isinstance(raw_pod, dict):
-        raise WireError(f"Pod: expected an object (v1.Pod), got {json_type_name(raw_pod)}")
+    fields = _fold(_load_object(body, "ExtenderArgs"), _ARGS_FIELDS)
+    raw_pod = _required_pod(fields)
     raw_nodes = fields.get("Nodes")
     raw_names = fields.get("NodeNames")
     if raw_nodes is None and raw_names is None:
@@ -157,6 +152,27 @@ def decode_args(body: bytes, node_cache: NodeCache | None = None) -> ExtenderArg
         return ExtenderArgs(pod, None, _decode_names(raw_names))
     except FieldError as err:
         raise WireError(str(err)) from None
+
+
+def _load_object(body: bytes, type_name: str) -> dict[str, Any]:
+    """The body as a JSON object; ``type_name`` (the Go type) is named when it is something else."""
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError as err:
+        raise WireError(f"request body is not valid JSON: {err}") from None
+    if not isinstance(doc, dict):
+        raise WireError(f"request body: expected a JSON object ({type_name}), got {json_type_name(doc)}")
+    return doc
+
+
+def _required_pod(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The raw ``Pod`` of folded request ``fields``: it must be there, and be an object."""
+    raw_pod = fields.get("Pod")
+    if raw_pod is None:
+        raise WireError("Pod: Required value: the pod to schedule is missing")
+    if not isinstance(raw_pod, dict):
+        raise WireError(f"Pod: expected an object (v1.Pod), got {json_type_name(raw_pod)}")
+    return raw_pod
 
 
 def _decode_node_list(raw: Any, node_cache: NodeCache | None) -> list[Node]:
@@ -222,3 +238,132 @@ def encode_host_priorities(priorities: Sequence[HostPriority]) -> bytes:
 def encode_error(message: str) -> bytes:
     """The body of a non-200 answer: ``{"Error": message}`` (kube-scheduler does not read it)."""
     return orjson.dumps({"Error": message})
+
+
+# --- preempt: ExtenderPreemptionArgs / ExtenderPreemptionResult ---------------------------
+
+# Folded key -> Go field name, for ExtenderPreemptionArgs, Victims/MetaVictims and MetaPod.
+_PREEMPTION_ARGS_FIELDS = {
+    "pod": "Pod",
+    "nodenametovictims": "NodeNameToVictims",
+    "nodenametometavictims": "NodeNameToMetaVictims",
+}
+_VICTIMS_FIELDS = {"pods": "Pods", "numpdbviolations": "NumPDBViolations"}
+_META_POD_FIELDS = {"uid": "UID"}
+
+
+@dataclass(slots=True)
+class NodeVictims:
+    """One node's ``Victims`` / ``MetaVictims``: the pods to evict there, most important first.
+
+    ``uids`` is always set, in the order sent. ``pods`` holds the parsed objects when they came in
+    full (``NodeNameToVictims``, ``nodeCacheCapable: false``), index for index with ``uids``; it is
+    None for ``MetaVictims``, which carry UIDs only. A full object without ``metadata.uid`` gets
+    berth's ``namespace/name`` stand-in (kube-scheduler always sends the UID).
+    """
+
+    uids: list[str]
+    num_pdb_violations: int = 0
+    pods: list[Pod] | None = None
+
+
+@dataclass(slots=True)
+class PreemptionArgs:
+    """A decoded ``ExtenderPreemptionArgs``: the preemptor and the proposed victims by node name.
+
+    ``full`` tells which form was sent: True for ``NodeNameToVictims`` (full pods), False for
+    ``NodeNameToMetaVictims``. When a body carries both, ``NodeNameToVictims`` wins, as ``Nodes``
+    does for /filter: the full objects say more. Nodes keep the order of the body.
+    """
+
+    pod: Pod
+    victims: dict[str, NodeVictims]
+    full: bool
+
+
+@dataclass(slots=True)
+class PreemptionResult:
+    """``ExtenderPreemptionResult``: the nodes kept, each with its (possibly fewer) victims.
+
+    ``error`` is berth's addition: kube-scheduler's type has no ``Error`` field and its decoder
+    ignores the key, so an error answer must also be a usable answer (berth echoes the request).
+    """
+
+    victims: dict[str, NodeVictims]
+    error: str = ""
+
+
+def decode_preemption_args(body: bytes) -> PreemptionArgs:
+    """Decode an ``ExtenderPreemptionArgs`` body; raise :class:`WireError` naming the field."""
+    fields = _fold(_load_object(body, "ExtenderPreemptionArgs"), _PREEMPTION_ARGS_FIELDS)
+    raw_pod = _required_pod(fields)
+    raw_full = fields.get("NodeNameToVictims")
+    raw_meta = fields.get("NodeNameToMetaVictims")
+    if raw_full is None and raw_meta is None:
+        raise WireError("NodeNameToVictims, NodeNameToMetaVictims: Required value: one of them must be set")
+    try:
+        pod = parse_pod(raw_pod, "Pod")
+        if raw_full is not None:
+            return PreemptionArgs(pod, _decode_victims_map(raw_full, "NodeNameToVictims", full=True), True)
+        return PreemptionArgs(pod, _decode_victims_map(raw_meta, "NodeNameToMetaVictims", full=False), False)
+    except FieldError as err:
+        raise WireError(str(err)) from None
+
+
+def _decode_victims_map(raw: Any, name: str, *, full: bool) -> dict[str, NodeVictims]:
+    entry_type = "Victims" if full else "MetaVictims"
+    if not isinstance(raw, dict):
+        raise WireError(f"{name}: expected an object (node name to {entry_type}), got {json_type_name(raw)}")
+    out: dict[str, NodeVictims] = {}
+    for node, entry in raw.items():
+        path = f"{name}[{node}]"
+        if not isinstance(entry, dict):
+            # A null entry too: kube-scheduler never sends one (it would dereference it itself).
+            raise WireError(f"{path}: expected an object ({entry_type}), got {json_type_name(entry)}")
+        fields = _fold(entry, _VICTIMS_FIELDS)
+        num = fields.get("NumPDBViolations")
+        if num is None:  # absent or null: Go leaves the int64 at 0
+            num = 0
+        elif isinstance(num, bool) or not isinstance(num, int):
+            raise WireError(f"{path}.NumPDBViolations: expected an integer, got {json_type_name(num)}")
+        items = fields.get("Pods")
+        if items is None:  # a nil slice
+            items = []
+        elif not isinstance(items, list):
+            raise WireError(f"{path}.Pods: expected an array, got {json_type_name(items)}")
+        if full:
+            pods = [parse_pod(item, f"{path}.Pods[{i}]") for i, item in enumerate(items)]
+            out[node] = NodeVictims([p.uid for p in pods], num, pods)
+        else:
+            out[node] = NodeVictims(
+                [_decode_meta_pod(item, f"{path}.Pods[{i}]") for i, item in enumerate(items)], num
+            )
+    return out
+
+
+def _decode_meta_pod(raw: Any, path: str) -> str:
+    if not isinstance(raw, dict):
+        raise WireError(f"{path}: expected an object (MetaPod), got {json_type_name(raw)}")
+    uid = _fold(raw, _META_POD_FIELDS).get("UID")
+    if uid is None:  # absent or null: Go's zero string
+        return ""
+    if not isinstance(uid, str):
+        raise WireError(f"{path}.UID: expected a string, got {json_type_name(uid)}")
+    return uid
+
+
+def encode_preemption_result(result: PreemptionResult) -> bytes:
+    """``ExtenderPreemptionResult``: ``{"NodeNameToMetaVictims": {node: {"Pods": [{"UID"}], ...}}}``.
+
+    Always UIDs (kube-scheduler reads only the meta form back, in either mode); an answer keeping no
+    node is ``{}``. ``Error`` is added only when set, so a success is exactly the Go type's shape.
+    """
+    doc: dict[str, Any] = {
+        "NodeNameToMetaVictims": {
+            node: {"Pods": [{"UID": uid} for uid in v.uids], "NumPDBViolations": v.num_pdb_violations}
+            for node, v in result.victims.items()
+        }
+    }
+    if result.error:
+        doc["Error"] = result.error
+    return orjson.dumps(doc)

@@ -5,6 +5,8 @@ Routes:
 ==================  ==========================================================================
 POST /filter        extender filter verb (:mod:`app.server.verbs`)
 POST /prioritize    extender prioritize verb
+POST /preempt       extender preempt verb (:mod:`app.extender.preempt`)
+POST /bind          extender bind verb (:mod:`app.server.bind`; needs a ``binder``)
 GET  /healthz       ping (deprecated in Kubernetes, kept for probes that still use it)
 GET  /livez         ping
 GET  /readyz        ping, shutdown and the caller's ``readyz_checks`` (:mod:`app.server.health`)
@@ -35,9 +37,11 @@ from pydantic.json_schema import models_json_schema
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.extender import schema
+from app.extender.bind import Binder, RememberingService
 from app.extender.service import ExtenderService
 from app.extender.wire import encode_error
 from app.scheduler.scheduler import Engine
+from app.server.bind import install_bind
 from app.server.health import Check, ShutdownCheck, install_health, ping
 from app.server.info import configz, version_info
 from app.server.verbs import install_verbs
@@ -61,6 +65,7 @@ def create_app(
     version: str,
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     readyz_checks: Mapping[str, Check] | None = None,
+    binder: Binder | None = None,
 ) -> FastAPI:
     """Build the server for ``engine``.
 
@@ -69,6 +74,8 @@ def create_app(
     ``readyz_checks`` are added to /readyz after ``ping`` and ``shutdown`` (an informer-sync check,
     say). ``app.state.shutdown`` is the :class:`~app.server.health.ShutdownCheck`; a server may flip
     it when a graceful shutdown begins, and the lifespan flips it when the app stops.
+    ``binder`` serves /bind (None: /bind answers that berth has no cluster connection); the verbs
+    then remember the pods they see, so that a bind can count its pod in the cache at once.
     """
     shutdown = ShutdownCheck()
 
@@ -84,7 +91,11 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.shutdown = shutdown
-    install_verbs(app, ExtenderService(engine, profile), max_request_bytes)
+    service = (
+        ExtenderService(engine, profile) if binder is None else RememberingService(engine, profile, binder)
+    )
+    install_verbs(app, service, max_request_bytes)
+    install_bind(app, binder, max_request_bytes)
     install_health(
         app,
         {
@@ -156,13 +167,14 @@ def _tolerant(instrumentation: Callable[[Any], None] | None) -> Callable[[Any], 
 
 
 def _openapi_with_wire_types(app: FastAPI) -> Callable[[], dict[str, Any]]:
-    """app.openapi that also publishes ExtenderArgs, which the verbs read by hand."""
+    """app.openapi that also publishes ExtenderArgs and ExtenderPreemptionArgs, which the verbs read by hand."""
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             doc = get_openapi(title=app.title, version=app.version, summary=app.summary, routes=app.routes)
             _, defs = models_json_schema(
-                [(schema.ExtenderArgs, "validation")], ref_template="#/components/schemas/{model}"
+                [(schema.ExtenderArgs, "validation"), (schema.ExtenderPreemptionArgs, "validation")],
+                ref_template="#/components/schemas/{model}",
             )
             components = doc.setdefault("components", {}).setdefault("schemas", {})
             for name, definition in defs.get("$defs", {}).items():

@@ -278,7 +278,7 @@ def test_wrong_method_is_405_json(client: TestClient) -> None:
 
 
 def test_unknown_path_is_404_json(client: TestClient) -> None:
-    r = client.post("/preempt", json={})
+    r = client.post("/no-such-verb", json={})
     assert r.status_code == 404
     assert r.json() == {"Error": "Not Found"}
 
