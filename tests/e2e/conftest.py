@@ -1,0 +1,122 @@
+"""Fixtures for the end-to-end tests: the real control plane, berth and stock kube-schedulers.
+
+The control plane is ``tests/kube``'s session fixture, imported here (pytest's ``pytest_plugins`` is
+only honoured in the root conftest). One berth process serves the whole session (restarted by the
+test that checks the relist); kube-schedulers are started per node mode (module scope) and for the
+extender-down cases. When a test fails, the tails of every live process's log are attached to the
+report.
+
+Tests isolate themselves without deleting namespaces (no namespace controller runs): each gets a
+fresh namespace and a unique ``berth-e2e/test`` node label that its pods select, and the nodes and
+pods it created are deleted afterwards.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from e2e.cluster import PREFERRED_LABEL, Cluster
+from e2e.stack import LIVE, PLUGINS_DIR, BerthServer, ExtenderEntry, KubeScheduler, scheduler_config, tail
+from kubernetes import client
+
+from kube.conftest import control_plane, kube_client  # noqa: F401  (session fixtures, shared)
+from kube.controlplane import LocalControlPlane
+
+BERTH_CONFIG = f"""\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled:
+      - name: PreferLabel
+        weight: 5
+  pluginConfig:
+  - name: PreferLabel
+    args:
+      label: {PREFERRED_LABEL}
+"""
+"""berth's configuration: the default profile plus the README's out-of-tree PreferLabel plugin."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the ``kube`` marker here too: tests/kube's conftest is not loaded when only e2e runs."""
+    config.addinivalue_line(
+        "markers", "kube: needs the real control plane built by hack/control-plane.sh build"
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """On failure, show the last lines of berth's and kube-scheduler's logs."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        for proc in LIVE:
+            report.sections.append((f"{proc.name} log ({proc.log})", tail(proc.log, 80)))
+
+
+@pytest.fixture(scope="session")
+def e2e_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Configs and logs of the e2e processes."""
+    return tmp_path_factory.mktemp("e2e")
+
+
+@pytest.fixture(scope="session")
+def berth(control_plane: LocalControlPlane, e2e_dir: Path) -> Iterator[BerthServer]:  # noqa: F811
+    """``berth serve --kubeconfig`` with PreferLabel from ``examples/plugins`` enabled, at -v 2."""
+    config = e2e_dir / "berth-config.yaml"
+    config.write_text(BERTH_CONFIG)
+    server = BerthServer(
+        control_plane.kubeconfig,
+        e2e_dir,
+        ["--config", str(config), "--plugin-module", "prefer_label", "-v", "2"],
+        env={"PYTHONPATH": str(PLUGINS_DIR)},
+    )
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module", params=[True, False], ids=["NodeNames", "Nodes"])
+def scheduler(
+    request: pytest.FixtureRequest,
+    control_plane: LocalControlPlane,  # noqa: F811
+    berth: BerthServer,
+    e2e_dir: Path,
+) -> Iterator[KubeScheduler]:
+    """The stock kube-scheduler with berth as its (non-ignorable) extender, in both node modes."""
+    cache_capable = bool(request.param)
+    entry = ExtenderEntry(berth.url, node_cache_capable=cache_capable)
+    name = f"kube-scheduler-{'names' if cache_capable else 'nodes'}"
+    sched = KubeScheduler(
+        control_plane.bin_dir,
+        control_plane.kubeconfig,
+        e2e_dir,
+        scheduler_config(control_plane.kubeconfig, [entry]),
+        name,
+    )
+    sched.start()
+    try:
+        yield sched
+    finally:
+        sched.stop()
+
+
+@pytest.fixture
+def cluster(kube_client: client.ApiClient) -> Iterator[Cluster]:  # noqa: F811
+    """A fresh namespace and label for one test, and cleanup of its nodes and pods."""
+    namespace = f"e2e-{uuid.uuid4().hex[:8]}"
+    core = client.CoreV1Api(kube_client)
+    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
+    made = Cluster(kube_client, namespace)
+    try:
+        yield made
+    finally:
+        made.cleanup()
