@@ -30,6 +30,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -104,29 +105,56 @@ def create_all(client: KubeClient, path: str, bodies: list[dict[str, object]]) -
 
 
 class BindWatch:
-    """Timestamps of pods seen bound in a namespace, from one watch (started before the scheduler)."""
+    """Timestamps of pods seen bound in a namespace, from a watch started before the scheduler.
+
+    The API server ends a watch whose consumer falls behind (its cacher drops slow watchers), so,
+    like a reflector, the watch resumes from the last resourceVersion it saw.
+    """
 
     def __init__(self, client: KubeClient, namespace: str) -> None:
         self.times: dict[str, float] = {}
-        data = client.get_json(f"/api/v1/namespaces/{namespace}/pods", {"limit": "1"})
-        rv = data["metadata"]["resourceVersion"]
-        self._stream = client.watch(
-            f"/api/v1/namespaces/{namespace}/pods", {"resourceVersion": rv, "timeoutSeconds": "600"}
-        )
+        self._client = client
+        self._path = f"/api/v1/namespaces/{namespace}/pods"
+        self._rv = client.get_json(self._path, {"limit": "1"})["metadata"]["resourceVersion"]
+        self._stopped = threading.Event()
+        self._stream: Any = None
+        self.restarts = 0
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
-        try:
-            for event in self._stream:
-                obj = event.get("object") or {}
-                if (obj.get("spec") or {}).get("nodeName"):
-                    self.times.setdefault(obj["metadata"]["name"], time.monotonic())
-                elif event.get("type") not in ("ADDED", "MODIFIED", "DELETED"):
-                    print(f"watch event: {str(event)[:300]}", file=sys.stderr)
-        except Exception as err:
-            print(f"watch failed after {len(self.times)} binds: {err!r}", file=sys.stderr)
-        print(f"watch ended after {len(self.times)} binds", file=sys.stderr)
+        while not self._stopped.is_set():
+            try:
+                self._stream = self._client.watch(
+                    self._path, {"resourceVersion": self._rv, "timeoutSeconds": "600"}
+                )
+                for event in self._stream:
+                    obj = event.get("object") or {}
+                    meta = obj.get("metadata") or {}
+                    if event.get("type") == "ERROR":
+                        print(f"watch event: {str(event)[:300]}", file=sys.stderr)
+                        self._relist()
+                        break
+                    self._rv = meta.get("resourceVersion", self._rv)
+                    if (obj.get("spec") or {}).get("nodeName"):
+                        self.times.setdefault(meta["name"], time.monotonic())
+            except Exception as err:
+                if self._stopped.is_set():
+                    break
+                print(f"watch failed after {len(self.times)} binds: {err!r}", file=sys.stderr)
+                time.sleep(0.2)
+            if not self._stopped.is_set():
+                self.restarts += 1
+        print(f"watch ended after {len(self.times)} binds ({self.restarts} restarts)", file=sys.stderr)
+
+    def _relist(self) -> None:
+        """After a 410: take the bound pods from a list (their times are approximate)."""
+        listed = self._client.get_json(self._path)
+        now = time.monotonic()
+        for pod in listed["items"]:
+            if pod["spec"].get("nodeName"):
+                self.times.setdefault(pod["metadata"]["name"], now)
+        self._rv = listed["metadata"]["resourceVersion"]
 
     def wait(self, count: int, timeout: float, stall: float = 10.0) -> None:
         """Until ``count`` pods are seen bound, nothing new for ``stall`` seconds, or ``timeout``."""
@@ -138,7 +166,9 @@ class BindWatch:
                 seen, last_change = len(self.times), time.monotonic()
             elif self.times and time.monotonic() - last_change > stall:
                 break
-        self._stream.close()
+        self._stopped.set()
+        if self._stream is not None:
+            self._stream.close()
 
 
 def measure(name: str, watch: BindWatch, pods: int) -> Round:

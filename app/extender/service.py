@@ -28,6 +28,7 @@ import logging
 from collections.abc import Sequence
 
 from app.extender.wire import ExtenderArgs, FilterResult, HostPriority
+from app.framework.cycle_state import CycleState
 from app.framework.runtime import Framework
 from app.framework.status import Code
 from app.framework.types import NodeInfo, PodInfo
@@ -86,6 +87,21 @@ class ExtenderService:
     def __init__(self, engine: Engine, profile: str | None = None) -> None:
         self.engine = engine
         self.profile = profile
+        self._last_filter: tuple[str, int, Framework, CycleState] | None = None
+
+    def _filter_state(self, fwk: Framework, args: ExtenderArgs) -> CycleState | None:
+        """The CycleState of the last /filter if it was for this pod, profile and unchanged snapshot."""
+        last, self._last_filter = self._last_filter, None
+        if last is None:
+            return None
+        uid, generation, last_fwk, state = last
+        if (
+            uid != args.pod.uid
+            or last_fwk is not fwk
+            or generation != self.engine.algorithm.snapshot.generation
+        ):
+            return None
+        return state
 
     def framework(self) -> Framework:
         """The profile the verbs run; raise :class:`NoProfileError` if there is none."""
@@ -106,7 +122,10 @@ class ExtenderService:
         try:
             fwk = self.framework()
             infos, unknown = self._node_infos(args)
-            outcome, _ = self.engine.filter_nodes(fwk, args.pod, infos)
+            outcome, state = self.engine.filter_nodes(fwk, args.pod, infos)
+            # kube-scheduler calls /prioritize right after /filter for the same pod in the same
+            # cycle: keep the PreFilter state so that call need not recompute it.
+            self._last_filter = (args.pod.uid, self.engine.algorithm.snapshot.generation, fwk, state)
         except (NoProfileError, SchedulingError) as err:
             return FilterResult(error=_error_text(err))
         failed: dict[str, str] = {}
@@ -132,7 +151,9 @@ class ExtenderService:
         try:
             fwk = self.framework()
             infos, _unknown = self._node_infos(args)
-            scores = self.engine.score_nodes(fwk, args.pod, infos) if infos else []
+            scores = (
+                self.engine.score_nodes(fwk, args.pod, infos, self._filter_state(fwk, args)) if infos else []
+            )
         except (NoProfileError, SchedulingError) as err:
             return [], _error_text(err)
         max_total = max_total_score(fwk)

@@ -388,11 +388,18 @@ class Engine:
                 failed[info.name] = s
         return FilterOutcome(feasible, failed), state
 
-    def score_nodes(self, fwk: Framework, pod: Pod, nodes: Sequence[NodeInfo]) -> list[NodeScore]:
-        """PreFilter (for plugins that need its state), PreScore, Score: what /prioritize answers."""
-        state = self.new_cycle_state()
+    def score_nodes(
+        self, fwk: Framework, pod: Pod, nodes: Sequence[NodeInfo], state: CycleState | None = None
+    ) -> list[NodeScore]:
+        """PreFilter (for plugins that need its state), PreScore, Score: what /prioritize answers.
+
+        ``state`` is the CycleState of a /filter for the same pod on the same snapshot; its
+        PreFilter results are reused instead of computed again.
+        """
         self.cache.update_snapshot(self.algorithm.snapshot)
-        _, status, _ = fwk.run_pre_filter_plugins(state, pod, nodes)
-        if status is not None and not status.is_success() and not status.is_rejected():
-            raise SchedulingError(status)
+        if state is None:
+            state = self.new_cycle_state()
+            _, status, _ = fwk.run_pre_filter_plugins(state, pod, nodes)
+            if status is not None and not status.is_success() and not status.is_rejected():
+                raise SchedulingError(status)
         return self.algorithm.prioritize_nodes(fwk, state, pod, nodes)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from extender.conftest import cluster_engine
 
 from app.config import load_config
 from app.extender.service import (
@@ -161,3 +164,28 @@ def test_nodes_mode_uses_the_allocatable_sent(engine: Engine) -> None:
     # ...and berth's snapshot entry is untouched.
     info = engine.algorithm.snapshot.get("n1")
     assert info is not None and info.allocatable.milli_cpu == 2000 and info.node is not bigger
+
+
+def test_prioritize_after_filter_reuses_its_state_and_scores_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from app.framework.runtime import Framework
+
+    expected, _ = ExtenderService(cluster_engine()).prioritize(names_args("n2", "n3"))
+
+    service = ExtenderService(cluster_engine())
+    service.filter(names_args("n1", "n2", "n3"))
+    calls: list[str] = []
+    original = Framework.run_pre_filter_plugins
+
+    def counting(self: Framework, *args: Any, **kwargs: Any) -> Any:
+        calls.append("preFilter")
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Framework, "run_pre_filter_plugins", counting)
+    reused, error = service.prioritize(names_args("n2", "n3"))
+    assert calls == []  # the /filter's PreFilter state served this /prioritize
+    again, _ = service.prioritize(names_args("n2", "n3"))
+    assert calls == ["preFilter"]  # used once: a second /prioritize recomputes it
+    assert error == ""
+    assert reused == expected == again
