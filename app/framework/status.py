@@ -109,9 +109,6 @@ def error(message: str) -> Status:
     return Status(Code.ERROR, message)
 
 
-SKIP = Code.SKIP
-
-
 def skip() -> Status:
     """A Skip status."""
     return Status(Code.SKIP)
