@@ -516,6 +516,10 @@ class InformerSet:
         self._started = False
         self._monitor: threading.Thread | None = None
         self._stop = threading.Event()
+        self._phase_lock = threading.Lock()
+        self._caches_logged = False
+        self._handlers_logged = False
+        self._started_at = 0.0
 
     def add(self, rtype: ResourceType, handler: EventHandler, decode: Decoder | None = None) -> Reflector:
         """Register a reflector for ``rtype`` (before :meth:`start`)."""
@@ -538,6 +542,7 @@ class InformerSet:
         if self._started:
             return
         self._started = True
+        self._started_at = time.monotonic()
         logs.info("Starting informers", resources=",".join(self.reflectors))
         for reflector in self.reflectors.values():
             reflector.start()
@@ -545,20 +550,31 @@ class InformerSet:
         self._monitor.start()
 
     def _log_phases(self) -> None:
-        started = time.monotonic()
-        while not self._stop.is_set() and not self.has_synced():
+        while not self._stop.is_set() and not self._observe_phases():
             self._stop.wait(0.05)
-        if self._stop.is_set():
-            return
-        logs.info(
-            "Caches are synced",
-            resources=",".join(self.reflectors),
-            took=f"{time.monotonic() - started:.3f}s",
-        )
-        while not self._stop.is_set() and not self.handlers_synced():
-            self._stop.wait(0.05)
-        if not self._stop.is_set():
-            logs.info("Handlers synced", took=f"{time.monotonic() - started:.3f}s")
+
+    def _observe_phases(self) -> bool:
+        """Log each sync phase once, the first time anyone sees it reached; True once all are.
+
+        Called by the monitor thread and by the readiness check, so a ready /readyz always
+        comes after its log lines.
+        """
+        with self._phase_lock:
+            if not self._caches_logged:
+                if not self.has_synced():
+                    return False
+                self._caches_logged = True
+                logs.info(
+                    "Caches are synced",
+                    resources=",".join(self.reflectors),
+                    took=f"{time.monotonic() - self._started_at:.3f}s",
+                )
+            if not self._handlers_logged:
+                if not self.handlers_synced():
+                    return False
+                self._handlers_logged = True
+                logs.info("Handlers synced", took=f"{time.monotonic() - self._started_at:.3f}s")
+            return True
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop every reflector."""
@@ -586,7 +602,7 @@ class InformerSet:
 
     def handler_sync_check(self) -> str | None:
         """A /readyz check (``sched-handler-sync``): None once the handlers have synced."""
-        if self.handlers_synced():
+        if self._started and self._observe_phases():
             return None
         waiting = [name for name, r in self.reflectors.items() if not r.handlers_synced()]
         return f"waiting for handlers to sync: {', '.join(waiting)}"
