@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from functools import lru_cache
+from typing import Any
 
-from app.api.objects import Container, Pod, ResourceList
+from app.api.objects import Container, Pod, ResourceList, parse_resource_list
 from app.api.validation import is_extended_resource_name
 
 CPU = "cpu"
@@ -75,6 +77,27 @@ def is_pod_level_requests_set(pod: Pod) -> bool:
     return any(is_supported_pod_level_resource(name) for name in pod.pod_requests)
 
 
+def _effective(regular: Iterable[ResourceList], init: Iterable[tuple[ResourceList, bool]]) -> ResourceList:
+    """Containers summed, sidecars (restartable init containers) added, then the max with each
+    regular init container (which runs alongside the sidecars started before it)."""
+    total: ResourceList = {}
+    for amounts in regular:
+        _add(total, amounts)
+    restartable: ResourceList = {}
+    init_max: ResourceList = {}
+    for amounts, sidecar in init:
+        if sidecar:
+            _add(total, amounts)
+            _add(restartable, amounts)
+            effective = dict(restartable)
+        else:
+            effective = dict(amounts)
+            _add(effective, restartable)
+        _max(init_max, effective)
+    _max(total, init_max)
+    return total
+
+
 def pod_requests(pod: Pod, non_missing: ResourceList | None = None) -> ResourceList:
     """The pod's effective requests (containers, sidecar/regular init containers, pod-level, overhead).
 
@@ -82,22 +105,10 @@ def pod_requests(pod: Pod, non_missing: ResourceList | None = None) -> ResourceL
     does not request one of its resources counts as requesting the given amount; an explicit 0
     stays 0. Pod-level requests then override the resources they set.
     """
-    reqs: ResourceList = {}
-    for c in pod.containers:
-        _add(reqs, _with_defaults(c, non_missing))
-    restartable: ResourceList = {}
-    init_max: ResourceList = {}
-    for c in pod.init_containers:
-        requests = _with_defaults(c, non_missing)
-        if c.restartable:
-            _add(reqs, requests)
-            _add(restartable, requests)
-            effective = dict(restartable)
-        else:
-            effective = dict(requests)
-            _add(effective, restartable)
-        _max(init_max, effective)
-    _max(reqs, init_max)
+    reqs = _effective(
+        [_with_defaults(c, non_missing) for c in pod.containers],
+        [(_with_defaults(c, non_missing), c.restartable) for c in pod.init_containers],
+    )
     # Pod-level resources (PodLevelResources, on in v1.36) override cpu, memory and hugepages.
     for name, value in pod.pod_requests.items():
         if is_supported_pod_level_resource(name):
@@ -105,3 +116,30 @@ def pod_requests(pod: Pod, non_missing: ResourceList | None = None) -> ResourceL
     if pod.overhead:
         _add(reqs, pod.overhead)
     return reqs
+
+
+def _limits(raw: Any, path: str) -> ResourceList:
+    resources = raw.get("resources") if isinstance(raw, Mapping) else None
+    return parse_resource_list(resources, "limits", path) if isinstance(resources, Mapping) else {}
+
+
+def pod_limits(pod: Pod) -> ResourceList:
+    """The pod's effective limits (``resource.PodLimits``), read from the raw pod: the scheduler
+    itself only keeps requests. Overhead is added to the resources that have a limit."""
+    spec = pod.raw.get("spec") or {}
+    containers = spec.get("containers") or []
+    init = spec.get("initContainers") or []
+    limits = _effective(
+        [_limits(c, f"spec.containers[{i}]") for i, c in enumerate(containers)],
+        [
+            (_limits(raw, f"spec.initContainers[{i}]"), parsed.restartable)
+            for i, (raw, parsed) in enumerate(zip(init, pod.init_containers, strict=False))
+        ],
+    )
+    for name, value in _limits(spec, "spec").items():
+        if is_supported_pod_level_resource(name):
+            limits[name] = value
+    for name, value in pod.overhead.items():
+        if name in limits:
+            limits[name] += value
+    return limits

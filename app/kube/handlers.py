@@ -46,6 +46,8 @@ __all__ = [
     "ObjectHandler",
     "ObjectStore",
     "PodHandler",
+    "decode_node",
+    "decode_pod",
     "engine_informers",
 ]
 
@@ -74,11 +76,13 @@ class ObjectStore(Protocol):
         ...
 
 
-def _decode_node(raw: dict[str, Any]) -> Node:
+def decode_node(raw: dict[str, Any]) -> Node:
+    """An informer's decoder for nodes."""
     return parse_node(raw, "Node")
 
 
-def _decode_pod(raw: dict[str, Any]) -> Pod:
+def decode_pod(raw: dict[str, Any]) -> Pod:
+    """An informer's decoder for pods."""
     return parse_pod(raw, "Pod")
 
 
@@ -178,8 +182,8 @@ def engine_informers(
     """The informers that feed an engine: nodes and pods into ``cache``, the other kinds into
     ``objects`` (skipped when None). Call :meth:`InformerSet.start` to begin listing."""
     informers = InformerSet(client, page_size=page_size, backoff=backoff, min_watch_timeout=min_watch_timeout)
-    informers.add(NODES, NodeHandler(cache), _decode_node)
-    informers.add(PODS, PodHandler(cache), _decode_pod)
+    informers.add(NODES, NodeHandler(cache), decode_node)
+    informers.add(PODS, PodHandler(cache), decode_pod)
     if objects is not None:
         for rtype in object_resources:
             informers.add(rtype, ObjectHandler(objects, rtype.kind))

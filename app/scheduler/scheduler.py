@@ -258,11 +258,11 @@ class Engine:
             logs.info("Attempting to schedule pod", 3, pod=pod.key)
         start = time.perf_counter()
         state = self.new_cycle_state()
-        attempt = self._scheduling_cycle(fwk, state, pod)
+        attempt = self.scheduling_cycle(fwk, state, pod)
         if attempt.status == "Scheduled" and attempt.node is not None:
-            attempt = self._binding_cycle(fwk, state, pod, attempt)
+            attempt = self.binding_cycle(fwk, state, pod, attempt)
         if attempt.status != "Scheduled":
-            self._nominate(pod, attempt)
+            self.nominate(pod, attempt)
         if logs.enabled(2):
             _log_attempt(attempt)
         result = {"Scheduled": metrics.SCHEDULED, "Unschedulable": metrics.UNSCHEDULABLE}.get(
@@ -271,14 +271,19 @@ class Engine:
         metrics.observe_attempt(result, fwk.profile_name, time.perf_counter() - start)
         return attempt
 
-    def _nominate(self, pod: Pod, attempt: Attempt) -> None:
+    def nominate(self, pod: Pod, attempt: Attempt) -> None:
         """handleSchedulingFailure's ``AddNominatedPod`` with the attempt's NominatingInfo."""
         mode, name = attempt.nominating
         self.nominator.add_nominated_pod(PodInfo(pod), mode, name)
         nominated = name if mode == MODE_OVERRIDE else pod.nominated_node_name
         attempt.nominated_node = nominated or None
 
-    def _scheduling_cycle(self, fwk: Framework, state: CycleState, pod: Pod) -> Attempt:
+    def scheduling_cycle(self, fwk: Framework, state: CycleState, pod: Pod) -> Attempt:
+        """schedulingCycle: SchedulePod (and PostFilter on a FitError), assume, Reserve, Permit.
+
+        A "Scheduled" attempt leaves the pod assumed on ``attempt.node`` and reserved; the caller
+        then runs :meth:`binding_cycle` (at once, or on another thread as ``berth run`` does).
+        """
         try:
             result = self.algorithm.schedule_pod(fwk, state, pod)
         except NoNodesAvailable as err:
@@ -338,7 +343,9 @@ class Engine:
             return Attempt(pod, "Error", message=status.message(), result=result)
         return Attempt(pod, "Scheduled", node=host, result=result, diagnosis=result.diagnosis)
 
-    def _binding_cycle(self, fwk: Framework, state: CycleState, pod: Pod, attempt: Attempt) -> Attempt:
+    def binding_cycle(self, fwk: Framework, state: CycleState, pod: Pod, attempt: Attempt) -> Attempt:
+        """bindingCycle: PreBind, Bind, then FinishBinding and PostBind; on failure Unreserve and
+        forget the assumed pod, and return an "Error" attempt with the failing status's message."""
         host = attempt.node or ""
         assumed = dataclasses.replace(pod, node_name=host)
         status: Status | None = fwk.run_pre_bind_plugins(state, assumed, host)

@@ -33,6 +33,7 @@ __all__ = [
     "STATUSES",
     "PodRecord",
     "SimulationResult",
+    "explain_attempt",
     "queue_order",
     "run_simulation",
 ]
@@ -121,7 +122,7 @@ def _load_cluster(state: ClusterState, engine: Engine) -> None:
             engine.objects.add(obj)
 
 
-def _record(attempt: Attempt, node_names: Sequence[str]) -> PodRecord:
+def explain_attempt(attempt: Attempt, node_names: Sequence[str]) -> PodRecord:
     """Explain an attempt: feasible/evaluated counts, failing nodes and scores."""
     record = PodRecord(attempt.pod, attempt.status, attempt.node, attempt.message, attempt=attempt)
     result = attempt.result
@@ -197,7 +198,7 @@ def _schedule_with_preemption(
         victims.extend(attempt.victims)
         if attempt.victims:
             nominated = attempt.nominated_node
-    record = _record(attempt, node_names)
+    record = explain_attempt(attempt, node_names)
     record.nominated_node = nominated
     record.victims = victims
     return record

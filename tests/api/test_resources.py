@@ -8,15 +8,16 @@ from typing import Any
 
 import pytest
 
-from app.api.objects import Pod
+from app.api.objects import Pod, parse_pod
 from app.api.quantity import parse_quantity
 from app.api.resources import (
     NON_MISSING_DEFAULTS,
     is_pod_level_requests_set,
     is_scalar_resource,
+    pod_limits,
     pod_requests,
 )
-from builders import make_pod
+from builders import make_pod, pod_dict
 
 Requests = dict[str, str]
 
@@ -310,3 +311,29 @@ def test_is_pod_level_requests_set() -> None:
 )
 def test_is_scalar_resource(name: str, scalar: bool) -> None:
     assert is_scalar_resource(name) is scalar
+
+
+def _limited(limits: Requests, **extra: Any) -> dict[str, Any]:
+    return {"name": extra.pop("name", "c"), "image": "busybox", "resources": {"limits": limits}, **extra}
+
+
+def test_pod_limits_follow_pod_limits_rules() -> None:
+    """TestPodLimits: containers summed, sidecars added, max with init containers, overhead only
+    on limited resources, pod-level limits override."""
+    raw = pod_dict(
+        "p",
+        overhead={"cpu": "250m", "memory": "64Mi"},
+        resources={"limits": {"memory": "8Gi"}},
+    )
+    raw["spec"]["containers"] = [_limited({"cpu": "1", "memory": "1Gi"}), _limited({"cpu": "2"}, name="d")]
+    raw["spec"]["initContainers"] = [
+        _limited({"cpu": "1"}, name="sidecar", restartPolicy="Always"),
+        _limited({"cpu": "5", "ephemeral-storage": "1Gi"}, name="init"),
+    ]
+    limits = pod_limits(parse_pod(raw))
+    # containers 3 + sidecar 1 = 4 cpu; the init container runs with the sidecar: 5 + 1 = 6 > 4.
+    assert limits == _q({"cpu": "6250m", "memory": "8256Mi", "ephemeral-storage": "1Gi"})
+
+
+def test_pod_limits_of_a_pod_without_limits_is_empty() -> None:
+    assert pod_limits(make_pod("p", [{"cpu": "1"}], overhead={"cpu": "1"})) == {}

@@ -14,7 +14,7 @@ import pytest
 
 from app.backend.cache.cache import Cache
 from app.kube.client import KubeClient, KubeError
-from app.kube.handlers import NodeHandler, ObjectHandler, _decode_node, engine_informers
+from app.kube.handlers import NodeHandler, ObjectHandler, decode_node, engine_informers
 from app.kube.informer import NODES, SERVICES, Backoff, InformerSet
 from app.scheduler.scheduler import ClusterObjects
 from kube.controlplane import LocalControlPlane
@@ -334,7 +334,7 @@ def test_bad_objects_are_skipped_and_errors_back_off() -> None:
     ]
     cache = Cache()
     informers = InformerSet(fake, backoff=FastBackoff, min_watch_timeout=1)  # type: ignore[arg-type]
-    reflector = informers.add(NODES, NodeHandler(cache), _decode_node)
+    reflector = informers.add(NODES, NodeHandler(cache), decode_node)
     informers.start()
     try:
         assert informers.wait_for_handlers_sync(10)
