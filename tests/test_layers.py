@@ -17,6 +17,7 @@ LAYERS: list[set[str]] = [
     {"app.scheduler"},
     {"app.extender", "app.simulate"},
     {"app.server"},
+    {"app.standalone"},
     {"app.cli"},
 ]
 

@@ -1,0 +1,65 @@
+"""The last scheduling decision of each pod, for ``GET /debug/pods/{namespace}/{name}``.
+
+The scheduling loop hands every finished attempt to :meth:`DecisionTraces.record`, which only
+keeps a reference: the explanation (per-node filter verdicts and per-plugin scores, in the shape
+of ``berth simulate -o json``) is built when someone asks, so the hot path pays nothing for it.
+The store is bounded (least recently scheduled pods are forgotten first).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from app.scheduler.scheduler import Attempt
+from app.simulate.report import record_dict
+from app.simulate.runner import explain_attempt
+
+__all__ = ["DEFAULT_CAPACITY", "DecisionTraces"]
+
+DEFAULT_CAPACITY = 5000
+
+
+class DecisionTraces:
+    """Thread-safe ``namespace/name -> last Attempt`` with the node names it needs to be explained."""
+
+    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+        self.capacity = capacity
+        self._lock = threading.Lock()
+        self._attempts: OrderedDict[str, tuple[Attempt, Sequence[str], int]] = OrderedDict()
+
+    def record(self, attempt: Attempt, node_names: Callable[[], Sequence[str]], attempts: int = 1) -> None:
+        """Remember ``attempt`` as its pod's latest; ``attempts`` is the pod's attempt count so far.
+
+        ``node_names`` is called only when the explanation will need the names of nodes the
+        attempt never looked at (a PreFilter rejection or narrowed node set), which is rare.
+        """
+        statuses = attempt.diagnosis.node_to_status.statuses
+        names: Sequence[str] = ()
+        if attempt.status == "Unschedulable" and attempt.num_all_nodes > len(statuses):
+            names = node_names()
+        key = attempt.pod.key
+        with self._lock:
+            self._attempts[key] = (attempt, names, attempts)
+            self._attempts.move_to_end(key)
+            while len(self._attempts) > self.capacity:
+                self._attempts.popitem(last=False)
+
+    def forget(self, key: str) -> None:
+        """Drop the trace of a deleted pod."""
+        with self._lock:
+            self._attempts.pop(key, None)
+
+    def explain(self, key: str) -> dict[str, Any] | None:
+        """The trace of pod ``namespace/name``, or None if it was never attempted (or forgotten)."""
+        with self._lock:
+            entry = self._attempts.get(key)
+        if entry is None:
+            return None
+        attempt, names, attempts = entry
+        trace = record_dict(explain_attempt(attempt, names))
+        trace["nominatedNode"] = attempt.nominated_node
+        trace["attempts"] = attempts
+        return trace

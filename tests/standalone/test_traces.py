@@ -1,0 +1,52 @@
+"""/debug/pods traces: the last attempt of each pod, explained like berth simulate's JSON."""
+
+from __future__ import annotations
+
+from app.config import load_config
+from app.plugins.registry import in_tree_registry
+from app.scheduler.scheduler import Engine
+from app.standalone.traces import DecisionTraces
+from builders import make_node, make_pod
+
+
+def _engine() -> Engine:
+    registry = in_tree_registry()
+    e = Engine(load_config(None, registry), registry, seed=1)
+    for name, cpu in (("a", "2"), ("b", "4")):
+        e.cache.add_node(make_node(name, {"cpu": cpu, "memory": "8Gi", "pods": "110"}))
+    return e
+
+
+def test_a_failed_attempt_lists_every_node_with_its_rejecting_plugin() -> None:
+    e = _engine()
+    pod = make_pod("big", [{"cpu": "8"}])
+    traces = DecisionTraces()
+    attempt = e.schedule_one(pod)
+    traces.record(attempt, lambda: ["a", "b"], attempts=3)
+    trace = traces.explain("default/big")
+    assert trace is not None
+    assert trace["status"] == "Unschedulable"
+    assert trace["message"] == (
+        "0/2 nodes are available: 2 Insufficient cpu. "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    )
+    assert trace["attempts"] == 3
+    assert {n: v["plugin"] for n, v in trace["filter"].items()} == {
+        "a": "NodeResourcesFit",
+        "b": "NodeResourcesFit",
+    }
+    assert trace["filter"]["a"]["reasons"] == ["Insufficient cpu"]
+
+
+def test_a_scheduled_attempt_shows_the_scores_and_the_store_is_bounded() -> None:
+    e = _engine()
+    traces = DecisionTraces(capacity=2)
+    for name in ("p1", "p2", "p3"):
+        traces.record(e.schedule_one(make_pod(name, [{"cpu": "1"}])), list)
+    assert traces.explain("default/p1") is None  # the oldest went first
+    trace = traces.explain("default/p3")
+    assert trace is not None and trace["status"] == "Scheduled"
+    assert set(trace["scores"]) == {"a", "b"}
+    assert trace["scores"][trace["node"]]["total"] >= max(s["total"] for s in trace["scores"].values())
+    traces.forget("default/p3")
+    assert traces.explain("default/p3") is None
