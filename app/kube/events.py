@@ -1,0 +1,442 @@
+"""events.k8s.io/v1 Events, written as client-go's ``tools/events`` broadcaster writes them.
+
+A :class:`EventRecorder` (one per profile, named after its schedulerName) builds the Event on the
+caller's thread and hands it to the :class:`EventBroadcaster`'s bounded queue; it never blocks and
+never raises: when the queue is full the event is dropped (``watch.DropIfChannelFull`` in
+client-go) and counted. One daemon thread drains the queue in batches and writes to the API server,
+each write taking a token from the broadcaster's token bucket first.
+
+Isomorphic events (same type, action, reason, reporting controller and instance, regarding and
+related objects: the note does not count) seen within six minutes become one Event with a series,
+as ``recordToSink`` does: the first is created, the second PATCHes ``series.count: 2``, later ones
+only count in memory. Every six minutes a series not observed for six minutes is written a last
+time with its final count and forgotten; every thirty minutes all series are re-written (an Event
+lives for an hour). :meth:`EventBroadcaster.shutdown` also writes the counts that changed since
+their last write, so that nothing observed is lost on exit (client-go loses them).
+
+Failed writes are retried later (twelve tries, ten seconds apart, with jitter, as
+``attemptRecording``), without holding up other events; a write the server rejects is dropped and
+logged, never fatal. Unlike client-go, whose REST client retries 429 and 5xx answers internally,
+those answers are retried here.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+import re
+import socket
+import threading
+import time
+import uuid
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+import orjson
+
+from app import logs
+from app.kube.client import KubeClient, KubeError
+from app.kube.objectref import ObjectRef
+from app.kube.ratelimit import TokenBucket
+from app.kube.times import format_micro_time
+
+__all__ = [
+    "NOTE_LENGTH_LIMIT",
+    "TYPE_NORMAL",
+    "TYPE_WARNING",
+    "EventBroadcaster",
+    "EventRecorder",
+    "ObjectRef",
+    "truncate_note",
+]
+
+TYPE_NORMAL = "Normal"
+TYPE_WARNING = "Warning"
+NOTE_LENGTH_LIMIT = 1024  # events.k8s.io validation: at most 1024 bytes
+MAX_TRIES_PER_EVENT = 12
+RETRY_INTERVAL = 10.0  # seconds between tries of one event (client-go's defaultSleepDuration)
+SERIES_FINISH_NANOS = 6 * 60 * 1_000_000_000
+SERIES_REFRESH_NANOS = 30 * 60 * 1_000_000_000
+
+_STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+_REQUEST_TIMEOUT = 10.0
+_TICK = 1.0  # the sink wakes at least this often to finish and refresh series
+_BATCH = 100
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_DNS_SUBDOMAIN_MAX = 253
+_HTTP_NOT_FOUND = 404
+_HTTP_CONFLICT = 409
+_HTTP_TOO_MANY_REQUESTS = 429
+_HTTP_SERVER_ERROR = 500
+
+_EventKey = tuple[str, str, str, str, str, ObjectRef, ObjectRef | None]
+
+
+def truncate_note(note: str) -> str:
+    """A note within the API's 1024-byte limit, cut on a character boundary with a ``" ..."`` suffix."""
+    data = note.encode()
+    if len(data) <= NOTE_LENGTH_LIMIT:
+        return note
+    return data[: NOTE_LENGTH_LIMIT - 4].decode(errors="ignore") + " ..."
+
+
+def event_name(regarding_name: str, unix_nanos: int) -> str:
+    """``GenerateEventName``: ``<name>.<hex nanos>``, or a UUID when that is not a valid name."""
+    name = f"{regarding_name}.{unix_nanos:x}"
+    if len(name) <= _DNS_SUBDOMAIN_MAX and _DNS_SUBDOMAIN.fullmatch(name):
+        return name
+    return str(uuid.uuid4())
+
+
+@dataclass(slots=True)
+class _Occurrence:
+    """One eventf call, queued for the sink."""
+
+    key: _EventKey
+    event: dict[str, Any]
+    unix_nanos: int
+
+
+@dataclass(slots=True)
+class _Entry:
+    """An event the sink remembers, to make a series of its isomorphic successors."""
+
+    event: dict[str, Any]
+    first_nanos: int
+    last_nanos: int
+    count: int = 1
+    written_count: int = 0
+
+    def series(self) -> dict[str, Any]:
+        return {"count": self.count, "lastObservedTime": format_micro_time(self.last_nanos)}
+
+
+@dataclass(order=True, slots=True)
+class _Retry:
+    due: float
+    seq: int
+    entry: _Entry = field(compare=False)
+    tries: int = field(compare=False)
+
+
+class EventRecorder:
+    """Records events of one reporting controller (a profile's schedulerName)."""
+
+    def __init__(
+        self, broadcaster: EventBroadcaster, reporting_controller: str, reporting_instance: str
+    ) -> None:
+        self.broadcaster = broadcaster
+        self.reporting_controller = reporting_controller
+        self.reporting_instance = reporting_instance
+
+    def eventf(
+        self,
+        regarding: object,
+        related: object | None,
+        type: str,
+        reason: str,
+        action: str,
+        note: str,
+    ) -> None:
+        """Record an event about ``regarding`` (a raw object, a parsed Pod/Node or an ObjectRef).
+
+        Never blocks, never raises: an event that cannot be referenced or has an unknown type is
+        logged and dropped, as is one that finds the queue full.
+        """
+        ref = ObjectRef.of(regarding)
+        if ref is None:
+            logs.error("Could not construct reference, will not report event", reason=reason, note=note)
+            return
+        related_ref = None
+        if related is not None:
+            related_ref = ObjectRef.of(related)
+            if related_ref is None:
+                logs.info("Could not construct reference of the related object", 9, reason=reason)
+        if type not in (TYPE_NORMAL, TYPE_WARNING):
+            logs.error("Unsupported event type", eventType=type)
+            return
+        now = self.broadcaster.clock()
+        event: dict[str, Any] = {
+            "kind": "Event",
+            "apiVersion": "events.k8s.io/v1",
+            "metadata": {"name": event_name(ref.name, now), "namespace": ref.namespace or "default"},
+            "eventTime": format_micro_time(now),
+            "reportingController": self.reporting_controller,
+            "reportingInstance": self.reporting_instance,
+            "action": action,
+            "reason": reason,
+            "regarding": ref.to_dict(),
+            "note": truncate_note(note),
+            "type": type,
+        }
+        if related_ref is not None:
+            event["related"] = related_ref.to_dict()
+        key = (type, action, reason, self.reporting_controller, self.reporting_instance, ref, related_ref)
+        self.broadcaster.enqueue(_Occurrence(key, event, now))
+
+
+class EventBroadcaster:
+    """The queue and sink thread behind every :class:`EventRecorder` (``eventBroadcasterImpl``).
+
+    ``reporting_instance`` is written verbatim by every recorder; when None, each recorder uses
+    ``<reporting controller>-<hostname>``, as client-go's ``NewRecorder`` does. ``clock`` gives
+    wall-clock nanoseconds (event times, names, series windows). ``qps``/``burst`` limit the writes
+    (the events client has its own limiter too); ``queue_size`` bounds the events waiting for the
+    sink, ``cache_size`` the events remembered for series.
+    """
+
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        component: str = "berth-scheduler",
+        reporting_instance: str | None = None,
+        qps: float = 50.0,
+        burst: int = 100,
+        queue_size: int = 1000,
+        clock: Callable[[], int] = time.time_ns,
+        max_tries: int = MAX_TRIES_PER_EVENT,
+        retry_interval: float = RETRY_INTERVAL,
+        cache_size: int = 10_000,
+    ) -> None:
+        self.client = client
+        self.component = component
+        self.reporting_instance = reporting_instance
+        self.queue_size = queue_size
+        self.cache_size = max(1, cache_size)
+        self.clock = clock
+        self.max_tries = max(1, max_tries)
+        self.retry_interval = retry_interval
+        self.limiter = TokenBucket(qps, burst)
+        self.dropped = 0  # events never queued: the queue was full, or the broadcaster shut down
+        self.failed = 0  # writes given up: rejected, out of tries, or out of time at shutdown
+        self._queue: deque[_Occurrence] = deque()
+        self._cond = threading.Condition()
+        self._cache: OrderedDict[_EventKey, _Entry] = OrderedDict()
+        self._retries: list[_Retry] = []
+        self._seq = itertools.count()
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+        self._deadline = 0.0
+        now = clock()
+        self._next_finish = now + SERIES_FINISH_NANOS
+        self._next_refresh = now + SERIES_REFRESH_NANOS
+
+    # --- recorders and the queue ------------------------------------------------------------
+
+    def recorder(self, reporting_controller: str | None = None) -> EventRecorder:
+        """A recorder for ``reporting_controller`` (default: the component name)."""
+        controller = reporting_controller or self.component
+        instance = self.reporting_instance or f"{controller}-{socket.gethostname()}"
+        return EventRecorder(self, controller, instance)
+
+    def enqueue(self, occurrence: _Occurrence) -> None:
+        """Queue an event for the sink, or drop it when the queue is full or shut down."""
+        with self._cond:
+            why = "shut down" if self._stopping else "full" if len(self._queue) >= self.queue_size else ""
+            if why:
+                self.dropped += 1
+            else:
+                self._queue.append(occurrence)
+                self._cond.notify()
+        if why:
+            logs.info(f"Event dropped: the event queue is {why}", 4, reason=occurrence.event["reason"])
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the sink thread (a daemon); events recorded before are written then."""
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._run, name=f"{self.component}-events", daemon=True)
+        self._thread.start()
+
+    def shutdown(self, timeout: float = 5.0) -> None:
+        """Write what is queued and the series counts not yet written, for at most ``timeout``
+        seconds, then stop the sink; later events are dropped."""
+        with self._cond:
+            self._stopping = True
+            self._deadline = time.monotonic() + timeout
+            self._cond.notify()
+        thread = self._thread
+        if thread is None:
+            with self._cond:
+                self.failed += len(self._queue)
+                self._queue.clear()
+            return
+        thread.join(timeout + _TICK)
+        if thread.is_alive():
+            logs.warning("Event broadcaster did not finish writing events in time", timeout=timeout)
+
+    # --- the sink thread ------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        done = False
+        while not done:
+            try:
+                done = self._round()
+            except Exception as err:  # a bug here must not silence every later event
+                logs.error("Unexpected error in the event sink", err=repr(err))
+        self._flush_series()
+        logs.info("Event broadcaster stopped", 2, dropped=self.dropped, failed=self.failed)
+
+    def _round(self) -> bool:
+        """One batch, the retries due and the series upkeep; True once stopped and drained."""
+        batch, stopping = self._next_batch()
+        for occurrence in batch:
+            self._observe(occurrence)
+        self._retry_due(stopping)
+        if not stopping:
+            self._housekeeping()
+            return False
+        with self._cond:
+            return not self._queue
+
+    def _next_batch(self) -> tuple[list[_Occurrence], bool]:
+        with self._cond:
+            if not self._queue and not self._stopping:
+                wait = _TICK
+                if self._retries:
+                    wait = min(wait, max(0.0, self._retries[0].due - time.monotonic()))
+                self._cond.wait(wait)
+            count = min(len(self._queue), _BATCH)
+            return [self._queue.popleft() for _ in range(count)], self._stopping
+
+    def _out_of_time(self) -> bool:
+        return self._stopping and time.monotonic() >= self._deadline
+
+    def _observe(self, occurrence: _Occurrence) -> None:
+        """``recordToSink``: a new event is created, its first repeat starts the series."""
+        entry = self._cache.get(occurrence.key)
+        if entry is None:
+            entry = _Entry(occurrence.event, occurrence.unix_nanos, occurrence.unix_nanos)
+            self._cache[occurrence.key] = entry
+            if len(self._cache) > self.cache_size:
+                self._evict_oldest()
+            self._attempt(entry, 0)
+            return
+        entry.count += 1
+        entry.last_nanos = max(entry.last_nanos, occurrence.unix_nanos)
+        if entry.count == 2:
+            self._attempt(entry, 0)
+
+    def _attempt(self, entry: _Entry, tries: int) -> None:
+        """Write ``entry``; on a retriable failure schedule another try (``attemptRecording``)."""
+        if not self._write(entry):
+            return
+        tries += 1
+        if tries >= self.max_tries or self._stopping or len(self._retries) >= self.queue_size:
+            self.failed += 1
+            if self._stopping:
+                why = "shutting down"
+            elif tries >= self.max_tries:
+                why = "retry limit exceeded"
+            else:
+                why = "too many events waiting for a retry"
+            logs.error(f"Unable to write event ({why}!)", event=entry.event["metadata"]["name"])
+            return
+        delay = self.retry_interval * (1 + 0.25 * random.random())
+        heapq.heappush(self._retries, _Retry(time.monotonic() + delay, next(self._seq), entry, tries))
+
+    def _retry_due(self, stopping: bool) -> None:
+        """Retry the writes that are due; when stopping, every pending one gets its last try now."""
+        now = time.monotonic()
+        while self._retries and (stopping or self._retries[0].due <= now):
+            retry = heapq.heappop(self._retries)
+            self._attempt(retry.entry, retry.tries)
+
+    def _housekeeping(self) -> None:
+        now = self.clock()
+        if now >= self._next_finish:
+            self._next_finish = now + SERIES_FINISH_NANOS
+            self._finish_series(now)
+        if now >= self._next_refresh:
+            self._next_refresh = now + SERIES_REFRESH_NANOS
+            for entry in self._cache.values():
+                if entry.count > 1:
+                    self._write(entry)
+
+    def _finish_series(self, now: int) -> None:
+        """``finishSeries``: write a series idle for six minutes a last time and forget it; forget
+        single events older than six minutes."""
+        for key, entry in list(self._cache.items()):
+            if entry.count > 1:
+                if entry.last_nanos >= now - SERIES_FINISH_NANOS:
+                    continue
+                if entry.written_count != entry.count and self._write(entry):
+                    continue  # keep it: the next round tries again
+            elif entry.first_nanos >= now - SERIES_FINISH_NANOS:
+                continue
+            del self._cache[key]
+
+    def _evict_oldest(self) -> None:
+        """Forget the oldest event (client-go's cache is unbounded; berth's is not, since thousands of
+        pods a minute would each keep an Event for six minutes). Its unwritten count is written first;
+        a later isomorphic event starts a new Event."""
+        _, entry = self._cache.popitem(last=False)
+        if entry.count > 1 and entry.written_count != entry.count:
+            self._write(entry)
+
+    def _flush_series(self) -> None:
+        for entry in self._cache.values():
+            if entry.count > 1 and entry.written_count != entry.count and not self._out_of_time():
+                self._write(entry)
+
+    # --- writing ------------------------------------------------------------------------------
+
+    def _write(self, entry: _Entry) -> bool:
+        """``recordEvent``: PATCH the series of a repeated event (creating it if it is gone), else
+        POST the event. Returns whether the write should be retried."""
+        if self._out_of_time():
+            self.failed += 1
+            return False
+        meta = entry.event["metadata"]
+        namespace = quote(meta["namespace"], safe="")
+        collection = f"/apis/events.k8s.io/v1/namespaces/{namespace}/events"
+        count = entry.count
+        body = entry.event
+        try:
+            if count > 1:
+                series = {"series": entry.series()}
+                self.limiter.accept()
+                status, data = self.client.request(
+                    "PATCH",
+                    f"{collection}/{quote(meta['name'], safe='')}",
+                    body=series,
+                    content_type=_STRATEGIC_MERGE_PATCH,
+                    timeout=_REQUEST_TIMEOUT,
+                )
+                if status != _HTTP_NOT_FOUND:
+                    return self._outcome(entry, count, status, data)
+                body = {**entry.event, **series}
+            self.limiter.accept()
+            status, data = self.client.request("POST", collection, body=body, timeout=_REQUEST_TIMEOUT)
+        except KubeError as err:
+            logs.error("Unable to write event (may retry after sleeping)", err=err.message)
+            return True
+        return self._outcome(entry, count, status, data)
+
+    def _outcome(self, entry: _Entry, count: int, status: int, data: bytes) -> bool:
+        if 200 <= status < 300:
+            entry.written_count = max(entry.written_count, count)
+            return False
+        err = KubeError.from_response(status, data)
+        if status == _HTTP_TOO_MANY_REQUESTS or status >= _HTTP_SERVER_ERROR:
+            logs.error("Unable to write event (may retry after sleeping)", err=err.message)
+            return True
+        if status == _HTTP_CONFLICT and err.reason == "AlreadyExists":
+            if count > 1:
+                return True  # the series' Event is being created by an earlier try: patch it later
+            logs.info("Server rejected event (will not retry!)", 5, event=_summary(entry), err=err.message)
+        else:
+            logs.error("Server rejected event (will not retry!)", event=_summary(entry), err=err.message)
+        self.failed += 1
+        return False
+
+
+def _summary(entry: _Entry) -> str:
+    return orjson.dumps(entry.event).decode()[:500]
