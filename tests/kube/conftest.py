@@ -29,9 +29,17 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-@pytest.fixture(scope="session")
-def control_plane() -> Iterator[LocalControlPlane]:
-    """A running etcd + kube-apiserver on loopback for the whole session (RBAC on, admin kubeconfig)."""
+#: What a v1.36.3 API server needs for coordinated leader election: the (beta, off by default) gate runs
+#: its leader-election controller, and the LeaseCandidate API is coordination.k8s.io/v1beta1, a beta API
+#: that is disabled by default.
+COORDINATED_LEADER_ELECTION_ARGS = (
+    "--feature-gates=CoordinatedLeaderElection=true",
+    "--runtime-config=coordination.k8s.io/v1beta1=true",
+)
+
+
+def _run_control_plane(extra_apiserver_args: tuple[str, ...] = ()) -> Iterator[LocalControlPlane]:
+    """Start a control plane (failing the test if it cannot), yield it, and stop it."""
     bin_dir = default_bin_dir()
     missing = missing_binaries(bin_dir)
     if missing:
@@ -39,7 +47,7 @@ def control_plane() -> Iterator[LocalControlPlane]:
             f"Kubernetes control-plane binaries missing in {bin_dir}: {', '.join(missing)}.\n{BUILD_HINT}",
             pytrace=False,
         )
-    cp = LocalControlPlane(bin_dir, ready_timeout=120.0)
+    cp = LocalControlPlane(bin_dir, ready_timeout=120.0, extra_apiserver_args=extra_apiserver_args)
     try:
         cp.start()
     except ControlPlaneError as err:
@@ -48,6 +56,19 @@ def control_plane() -> Iterator[LocalControlPlane]:
         yield cp
     finally:
         cp.stop()
+
+
+@pytest.fixture(scope="session")
+def control_plane() -> Iterator[LocalControlPlane]:
+    """A running etcd + kube-apiserver on loopback for the whole session (RBAC on, admin kubeconfig)."""
+    yield from _run_control_plane()
+
+
+@pytest.fixture(scope="session")
+def coordinated_control_plane() -> Iterator[LocalControlPlane]:
+    """A second control plane, like ``control_plane`` but with coordinated leader election on: the API
+    server serves LeaseCandidates and its leader-election controller elects Lease holders among them."""
+    yield from _run_control_plane(COORDINATED_LEADER_ELECTION_ARGS)
 
 
 @pytest.fixture(scope="session")
