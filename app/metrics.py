@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 
 def _exponential(start: float, factor: float, count: int) -> list[float]:
@@ -81,3 +81,66 @@ def observe_extension_point(extension_point: str, status: str, profile: str, sec
             extension_point, status, profile
         )
     child.observe(seconds)
+
+
+# --- scheduling queue ---------------------------------------------------------------------------
+
+PENDING_PODS = Gauge(
+    "scheduler_pending_pods",
+    "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means "
+    "number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the scheduler "
+    "attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never "
+    "attempted to schedule because they are gated.",
+    ["queue"],
+)
+QUEUE_INCOMING_PODS = Counter(
+    "scheduler_queue_incoming_pods",
+    "Number of pods added to scheduling queues by event and queue type.",
+    ["queue", "event"],
+)
+UNSCHEDULABLE_PODS = Gauge(
+    "scheduler_unschedulable_pods",
+    "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for all "
+    "plugins that caused it to not schedule and so this metric have meaning only when broken down by plugin.",
+    ["plugin", "profile"],
+)
+QUEUEING_HINT_EXECUTION_DURATION = Histogram(
+    "scheduler_queueing_hint_execution_duration_seconds",
+    "Duration for running a queueing hint function of a plugin.",
+    ["plugin", "event", "hint"],
+    buckets=_exponential(0.00001, 1.5, 20),
+)
+
+# Queue moves happen per pod per event, so their labelled children are cached as above.
+_queue_children: dict[tuple[str, ...], Any] = {}
+
+
+def _child(metric: Any, *labels: str) -> Any:
+    key = (str(id(metric)), *labels)
+    child = _queue_children.get(key)
+    if child is None:
+        child = _queue_children[key] = metric.labels(*labels)
+    return child
+
+
+def set_pending_pods(active: int, backoff: int, unschedulable: int, gated: int) -> None:
+    """Set ``scheduler_pending_pods`` for each queue."""
+    _child(PENDING_PODS, "active").set(active)
+    _child(PENDING_PODS, "backoff").set(backoff)
+    _child(PENDING_PODS, "unschedulable").set(unschedulable)
+    _child(PENDING_PODS, "gated").set(gated)
+
+
+def observe_queue_incoming(queue: str, event: str) -> None:
+    """Count a pod entering ``queue`` ("active", "backoff", "unschedulable") on ``event``."""
+    _child(QUEUE_INCOMING_PODS, queue, event).inc()
+
+
+def add_unschedulable_pods(plugin: str, profile: str, delta: int) -> None:
+    """Move ``scheduler_unschedulable_pods{plugin, profile}`` by ``delta``."""
+    _child(UNSCHEDULABLE_PODS, plugin, profile).inc(delta)
+
+
+def observe_queueing_hint(plugin: str, event: str, hint: str, seconds: float) -> None:
+    """Record one queueing hint call (hint "Queue", "QueueSkip" or "Error")."""
+    _child(QUEUEING_HINT_EXECUTION_DURATION, plugin, event, hint).observe(seconds)

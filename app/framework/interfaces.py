@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from app.api.objects import Pod
 from app.framework.cycle_state import CycleState
+from app.framework.events import ClusterEventWithHint
 from app.framework.status import NodeToStatus, Status
 from app.framework.types import NodeInfo, PodInfo
 
@@ -313,6 +314,20 @@ class PostBindPlugin(Plugin):
 
     def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Called after binding."""
+        raise NotImplementedError
+
+
+class EnqueueExtensions:
+    """The cluster events that may make a pod this plugin rejected schedulable (``fwk.EnqueueExtensions``).
+
+    Only PreEnqueue, PreFilter, Filter, Reserve and Permit plugins are asked. A plugin of those
+    kinds without this interface is assumed to care about every event of every resource; one
+    that returns no events can only be unblocked by an update of the pod itself or the
+    five-minute flush.
+    """
+
+    def events_to_register(self) -> builtins.list[ClusterEventWithHint]:
+        """The events, each with an optional hint function."""
         raise NotImplementedError
 
 

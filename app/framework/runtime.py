@@ -11,10 +11,17 @@ from typing import Any
 from app import metrics
 from app.api.objects import Pod, pod_priority
 from app.framework.cycle_state import CycleState
+from app.framework.events import (
+    ClusterEventWithHint,
+    QueueingHintMap,
+    build_queueing_hint_map,
+    unroll_wildcard_resource,
+)
 from app.framework.expansion import expand
 from app.framework.interfaces import (
     MAX_NODE_SCORE,
     BindPlugin,
+    EnqueueExtensions,
     FilterPlugin,
     Handle,
     PermitPlugin,
@@ -37,6 +44,9 @@ from app.framework.status import Code, NodeToStatus, Status
 from app.framework.types import NodeInfo, PodInfo
 
 MAX_PERMIT_TIMEOUT = 15 * 60.0
+
+# The extension points whose rejections the queue remembers (``shouldHaveEnqueueExtensions``).
+_CAN_REJECT = (PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ReservePlugin, PermitPlugin)
 
 
 class FrameworkError(ValueError):
@@ -165,6 +175,28 @@ class Framework:
                 status.plugin = pl.name
                 return status
         return None
+
+    def enqueue_extensions(self) -> list[tuple[str, list[ClusterEventWithHint]]]:
+        """Each plugin's registered cluster events (``fillEnqueueExtensions``), in plugin order.
+
+        Only PreEnqueue, PreFilter, Filter, Reserve and Permit plugins can reject a pod, so only
+        they are asked; one of them without :class:`EnqueueExtensions` registers every resource
+        with every action. Plugins registering nothing are left out.
+        """
+        out: list[tuple[str, list[ClusterEventWithHint]]] = []
+        for name, pl in self.plugins.items():
+            if not isinstance(pl, _CAN_REJECT):
+                continue
+            events = (
+                pl.events_to_register() if isinstance(pl, EnqueueExtensions) else unroll_wildcard_resource()
+            )
+            if events:
+                out.append((name, events))
+        return out
+
+    def queueing_hint_map(self) -> QueueingHintMap:
+        """The profile's registered events and hint functions, for the scheduling queue."""
+        return build_queueing_hint_map(self.enqueue_extensions())
 
     # --- PreFilter -------------------------------------------------------------------------
 

@@ -1,1 +1,2 @@
-"""The scheduling queue\x27s parts berth has: the nominator."""
+"""The scheduling queue (``backend/queue``): :class:`~.scheduling_queue.PriorityQueue`, its
+sub-queues, the informer-side event helpers (:mod:`.events`) and the nominator."""

@@ -18,7 +18,9 @@ from typing import Any
 from app import metrics
 from app.api.objects import Pod, pod_priority
 from app.framework.cycle_state import CycleState
+from app.framework.events import POD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from app.framework.interfaces import (
+    EnqueueExtensions,
     Handle,
     PodNominator,
     PostFilterPlugin,
@@ -69,7 +71,7 @@ class _NoNominator:
         return []
 
 
-class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin):
+class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
     """kube-scheduler's preemption: evict the fewest, least important lower-priority pods."""
 
     name = NAME
@@ -121,6 +123,19 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin):
         if self.executor.is_pod_running_preemption(pod.uid):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING_MSG)
         return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """Pod deletions, so that a pod held back by PreEnqueue is looked at again; the hint always
+        skips because the plugins whose rejections preemption resolves decide when to requeue."""
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(POD, ActionType.DELETE), self.is_pod_schedulable_after_pod_deletion
+            )
+        ]
+
+    def is_pod_schedulable_after_pod_deletion(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        """Always QueueSkip (``isPodSchedulableAfterPodDeletion``)."""
+        return QueueingHint.QUEUE_SKIP
 
     # --- preemption.Interface -------------------------------------------------------------------
 

@@ -12,7 +12,18 @@ from typing import Any, ClassVar
 
 from app.api.objects import Node, Pod
 from app.framework.cycle_state import CycleState
+from app.framework.events import (
+    NODE,
+    POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+    as_nodes,
+    as_pods,
+)
 from app.framework.interfaces import (
+    EnqueueExtensions,
     FilterPlugin,
     Handle,
     PluginError,
@@ -83,7 +94,7 @@ def _has_preferred(pod: Pod) -> bool:
     return (a is not None and bool(a.preferred)) or (anti is not None and bool(anti.preferred))
 
 
-class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     """Inter-pod affinity and anti-affinity, required (Filter) and preferred (Score)."""
 
     name: ClassVar[str] = NAME
@@ -215,8 +226,30 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         return None
 
     # --- Queueing hints --------------------------------------------------------------------
-    # berth's queue has no queueing-hint hook yet; these port isSchedulableAfterPodChange and
-    # isSchedulableAfterNodeChange so that it can use them. True means Queue, False QueueSkip.
+    # isSchedulableAfterPodChange and isSchedulableAfterNodeChange answer True for Queue and
+    # False for QueueSkip; events_to_register wraps them for the scheduling queue.
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """Pods added, relabelled or deleted; nodes added or relabelled."""
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+                self._pod_hint,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL), self._node_hint
+            ),
+        ]
+
+    def _pod_hint(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        original, modified = as_pods(old, new)
+        return QueueingHint(self.is_schedulable_after_pod_change(pod, original, modified))
+
+    def _node_hint(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        original, modified = as_nodes(old, new)
+        if modified is None:
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint(self.is_schedulable_after_node_change(pod, original, modified))
 
     def is_schedulable_after_pod_change(self, pod: Pod, old: Pod | None, new: Pod | None) -> bool:
         """Whether adding, relabelling or deleting an assigned pod may make ``pod`` schedulable."""

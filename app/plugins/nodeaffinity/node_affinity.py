@@ -14,7 +14,17 @@ from app.api.errors import FieldError
 from app.api.objects import Node, Pod, PreferredSchedulingTerm, parse_node_affinity
 from app.api.selectors import NodeSelector, NodeSelectorTerm
 from app.framework.cycle_state import CycleState, StateData
+from app.framework.events import (
+    NODE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    HintError,
+    QueueingHint,
+    as_nodes,
+)
 from app.framework.interfaces import (
+    EnqueueExtensions,
     FilterPlugin,
     Handle,
     PluginError,
@@ -117,7 +127,7 @@ def _pre_filter_node_names(required: NodeSelector) -> tuple[set[str] | None, boo
     return (node_names or None), False
 
 
-class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     """Node selector and node affinity (required and preferred), plus ``NodeAffinityArgs.addedAffinity``."""
 
     name: ClassVar[str] = NAME
@@ -188,6 +198,31 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
             return unresolvable(ERR_REASON_POD)
         return None
 
+    # --- queueing hints --------------------------------------------------------------------
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """A node added or relabelled."""
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                self.is_schedulable_after_node_change,
+            )
+        ]
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        """Queue when the added node, or the updated node newly, matches the pod's required affinity."""
+        original, modified = as_nodes(old, new)
+        if modified is None:
+            return QueueingHint.QUEUE_SKIP
+        added = self._added_selector
+        if added is not None and not added.matches(modified.name, modified.labels):
+            return QueueingHint.QUEUE_SKIP
+        if not _required_affinity_matches(pod, modified):
+            return QueueingHint.QUEUE_SKIP
+        if original is None or not _required_affinity_matches(pod, original):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
     # --- PreScore / Score ------------------------------------------------------------------
 
     def _score_terms(self, pod: Pod) -> tuple[WeightedTerms, list[str]]:
@@ -245,3 +280,19 @@ def pod_matches_node_selector_and_affinity(pod: Pod, node: Node) -> bool:
     na = pod.node_affinity
     required = na.required if na is not None else None
     return required is None or required.matches(node.name, labels)
+
+
+def _required_affinity_matches(pod: Pod, node: Node) -> bool:
+    """``GetRequiredNodeAffinity(pod).Match(node)`` with its error: required terms that fail to parse,
+    when no valid term matches, raise :class:`HintError` (the queue then takes Queue)."""
+    labels = node.labels
+    if any(labels.get(k) != v for k, v in pod.node_selector.items()):
+        return False
+    na = pod.node_affinity
+    required = na.required if na is not None else None
+    if required is None or required.matches(node.name, labels):
+        return True
+    errors = _node_selector_errors(required)
+    if errors:
+        raise HintError(aggregate_message(errors))
+    return False

@@ -6,7 +6,8 @@ from typing import ClassVar
 
 from app.api.objects import Pod
 from app.framework.cycle_state import CycleState
-from app.framework.interfaces import FilterPlugin
+from app.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from app.framework.interfaces import EnqueueExtensions, FilterPlugin
 from app.framework.status import Status, unresolvable
 from app.framework.types import NodeInfo
 
@@ -18,7 +19,7 @@ def fits(pod: Pod, node_info: NodeInfo) -> bool:
     return not pod.node_name or pod.node_name == node_info.name
 
 
-class NodeName(FilterPlugin):
+class NodeName(FilterPlugin, EnqueueExtensions):
     """Rejects every node but the one in ``spec.nodeName``, when set."""
 
     name: ClassVar[str] = "NodeName"
@@ -29,3 +30,7 @@ class NodeName(FilterPlugin):
         if not wanted or wanted == node_info.name:
             return None
         return unresolvable(ERR_REASON)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """Only a node added can be the one the pod names; no hint: retried after backoff."""
+        return [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD))]

@@ -7,7 +7,16 @@ from typing import ClassVar
 
 from app.api.objects import Pod
 from app.framework.cycle_state import CycleState, StateData
-from app.framework.interfaces import FilterPlugin, PreFilterPlugin, PreFilterResult
+from app.framework.events import (
+    NODE,
+    POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+    as_pods,
+)
+from app.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin, PreFilterResult
 from app.framework.status import Status, error, skip, unschedulable
 from app.framework.types import HostPortInfo, NodeInfo
 
@@ -42,7 +51,7 @@ class _PreFilterState(StateData):
         self.ports = ports
 
 
-class NodePorts(PreFilterPlugin, FilterPlugin):
+class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
     """Rejects nodes where a host port the pod asks for is already in use."""
 
     name: ClassVar[str] = NAME
@@ -69,3 +78,25 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
             if used.conflicts(ip, protocol, port):
                 return unschedulable(ERR_REASON)
         return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """A pod deleted (host ports are immutable, so updates never free one); a node added (no hint)."""
+        return [
+            ClusterEventWithHint(ClusterEvent(POD, ActionType.DELETE), self.is_schedulable_after_pod_deleted),
+            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD)),
+        ]
+
+    def is_schedulable_after_pod_deleted(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        """Queue when the deleted pod was assigned (or nominated) and held a host port ``pod`` wants."""
+        deleted, _ = as_pods(old, None)
+        if deleted is None or (not deleted.node_name and not deleted.nominated_node_name):
+            return QueueingHint.QUEUE_SKIP
+        ports = get_host_ports(deleted)
+        if not ports:
+            return QueueingHint.QUEUE_SKIP
+        in_use = HostPortInfo()
+        for ip, protocol, port in ports:
+            in_use.add(ip, protocol, port)
+        if fits_ports(get_host_ports(pod), in_use):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE

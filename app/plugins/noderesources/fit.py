@@ -11,10 +11,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.api.objects import Node, Pod
-from app.api.resources import pod_requests
+from app.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource, pod_requests
 from app.api.validation import is_extended_resource_name, raise_errors
 from app.framework.cycle_state import CycleState, StateData
+from app.framework.events import (
+    NODE,
+    POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+    as_nodes,
+    as_pods,
+)
 from app.framework.interfaces import (
+    EnqueueExtensions,
     FilterPlugin,
     Handle,
     PluginError,
@@ -161,6 +172,40 @@ def is_fit(pod: Pod, node: Node | None) -> bool:
     return not fits(pod, NodeInfo(node))
 
 
+def have_any_requested_resources_increased(pod: Pod, original: Node, modified: Node) -> bool:
+    """``haveAnyRequestedResourcesIncreased``: more pod slots, or more of a resource ``pod`` requests."""
+    request = compute_pod_resource_request(pod)
+    before = Resource.from_list(original.allocatable)
+    after = Resource.from_list(modified.allocatable)
+    if after.allowed_pod_number > before.allowed_pod_number:
+        return True
+    if request.empty:
+        return False
+    if (
+        (request.milli_cpu > 0 and after.milli_cpu > before.milli_cpu)
+        or (request.memory > 0 and after.memory > before.memory)
+        or (request.ephemeral_storage > 0 and after.ephemeral_storage > before.ephemeral_storage)
+    ):
+        return True
+    return any(after.scalar.get(name, 0) > before.scalar.get(name, 0) for name, _ in request.scalars)
+
+
+def is_schedulable_after_pod_scale_down(target: Pod, original: Pod, modified: Pod) -> bool:
+    """``isSchedulableAfterPodScaleDown``: the target itself shrank, or an assigned pod freed some of
+    a resource the target requests."""
+    if modified.uid == target.uid:
+        return True
+    if not modified.node_name:
+        return False
+    before = Resource.from_list(pod_requests(original))
+    after = Resource.from_list(pod_requests(modified))
+    for name, q in pod_requests(target).items():
+        tracked = name in (CPU, MEMORY, EPHEMERAL_STORAGE) or is_scalar_resource(name)
+        if q != 0 and tracked and before.get(name) > after.get(name):
+            return True
+    return False
+
+
 def _status_from(insufficient: list[InsufficientResource]) -> Status:
     code = Code.UNSCHEDULABLE
     for r in insufficient:
@@ -170,7 +215,7 @@ def _status_from(insufficient: list[InsufficientResource]) -> Status:
     return Status(code, *(r.reason for r in insufficient))
 
 
-class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     """Filters nodes without room for the pod's requests; scores by the configured strategy."""
 
     name = NAME
@@ -224,6 +269,46 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                 else:
                     return None
         return _status_from(fits_request(s, node_info))
+
+    # --- queueing hints ------------------------------------------------------------------
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """A pod deleted or scaled down (in-place resize is GA); a node added or with more allocatable.
+
+        kube's DeviceClass event (DRA-backed extended resources) is not registered: berth has no DRA.
+        """
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
+                self.is_schedulable_after_pod_event,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+                self.is_schedulable_after_node_change,
+            ),
+        ]
+
+    def is_schedulable_after_pod_event(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        """Queue for an assigned (or nominated) pod deleted, or a scale-down that frees what ``pod`` needs."""
+        original, modified = as_pods(old, new)
+        if modified is None:
+            if original is None or (not original.node_name and not original.nominated_node_name):
+                return QueueingHint.QUEUE_SKIP
+            return QueueingHint.QUEUE
+        if original is None or not is_schedulable_after_pod_scale_down(pod, original, modified):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        """Queue when the node (empty) fits the pod and was added, or gained what the pod requests."""
+        original, modified = as_nodes(old, new)
+        if modified is None or not is_fit(pod, modified):
+            return QueueingHint.QUEUE_SKIP
+        if original is None:
+            return QueueingHint.QUEUE
+        if not have_any_requested_resources_increased(pod, original, modified):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
 
     # --- PreScore / Score ----------------------------------------------------------------
 

@@ -5,8 +5,9 @@ domains hold the fewest matching pods under its ScheduleAnyway constraints. A po
 constraints gets the args' default constraints (System: kube's two soft defaults), selecting pods
 through ``helper.DefaultSelector``.
 
-Not ported: SignPod (berth has no opportunistic batching). The queueing hints are ported as methods
-for their unit tests; berth's queue does not consult hints.
+Not ported: SignPod (berth has no opportunistic batching). The queueing hints answer the strings
+``Queue``/``QueueSkip`` (as kube's test tables spell them); :meth:`PodTopologySpread.events_to_register`
+hands them to the scheduling queue.
 """
 
 from __future__ import annotations
@@ -15,7 +16,17 @@ from typing import Any, ClassVar
 
 from app.api.objects import Node, Pod, parse_topology_spread_constraint
 from app.api.validation import raise_errors
-from app.framework.interfaces import Handle
+from app.framework.events import (
+    NODE,
+    POD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+    as_nodes,
+    as_pods,
+)
+from app.framework.interfaces import EnqueueExtensions, Handle
 from app.plugins.podtopologyspread.args import SYSTEM_DEFAULTING, PodTopologySpreadArgs
 from app.plugins.podtopologyspread.common import (
     HONOR,
@@ -49,6 +60,10 @@ QUEUE = "Queue"
 QUEUE_SKIP = "QueueSkip"
 
 
+def _hint(answer: str) -> QueueingHint:
+    return QueueingHint.QUEUE if answer == QUEUE else QueueingHint.QUEUE_SKIP
+
+
 def _involved_in_topology_spreading(incoming: Pod, pod_with_spreading: Pod) -> bool:
     """``involvedInTopologySpreading``: the pod itself, or an assigned/nominated pod of its namespace."""
     if incoming.uid == pod_with_spreading.uid:
@@ -68,7 +83,7 @@ def _check_topology_key_labels_changed(
     return any(original.get(c.topology_key, "") != modified.get(c.topology_key, "") for c in constraints)
 
 
-class PodTopologySpread(Filtering, Scoring):
+class PodTopologySpread(Filtering, Scoring, EnqueueExtensions):
     """Spreads pods over topology domains (``topologySpreadConstraints`` and cluster defaults)."""
 
     name: ClassVar[str] = NAME
@@ -91,6 +106,31 @@ class PodTopologySpread(Filtering, Scoring):
             )
 
     # --- queueing hints (``isSchedulableAfterPodChange`` / ``isSchedulableAfterNodeChange``) -------
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """Pods added, relabelled, deleted or (the pod itself) given a toleration; nodes added,
+        deleted, relabelled or retainted."""
+        pod_actions = (
+            ActionType.ADD
+            | ActionType.UPDATE_POD_LABEL
+            | ActionType.UPDATE_POD_TOLERATION
+            | ActionType.DELETE
+        )
+        node_actions = (
+            ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
+        )
+        return [
+            ClusterEventWithHint(ClusterEvent(POD, pod_actions), self._pod_hint),
+            ClusterEventWithHint(ClusterEvent(NODE, node_actions), self._node_hint),
+        ]
+
+    def _pod_hint(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        original, modified = as_pods(old, new)
+        return _hint(self.is_schedulable_after_pod_change(pod, original, modified))
+
+    def _node_hint(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        original, modified = as_nodes(old, new)
+        return _hint(self.is_schedulable_after_node_change(pod, original, modified))
 
     def is_schedulable_after_pod_change(self, pod: Pod, old_pod: Pod | None, new_pod: Pod | None) -> str:
         """Whether an added/updated/deleted pod may make ``pod`` (rejected by this plugin) schedulable."""

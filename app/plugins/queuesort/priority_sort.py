@@ -18,3 +18,7 @@ class PrioritySort(QueueSortPlugin):
         p1 = pod_priority(a.pod_info.pod)
         p2 = pod_priority(b.pod_info.pod)
         return p1 > p2 or (p1 == p2 and a.timestamp < b.timestamp)
+
+    def sort_key(self, qpi: QueuedPodInfo) -> tuple[int, float]:
+        """A key whose ``<`` is :meth:`less`, so the scheduling queue's heaps compare tuples in C."""
+        return (-pod_priority(qpi.pod_info.pod), qpi.timestamp)

@@ -9,12 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from app.api.objects import Pod, Toleration
+from app.api.objects import Pod, Taint, Toleration
 from app.framework.cycle_state import CycleState, StateData
-from app.framework.interfaces import FilterPlugin, PluginError, PreScorePlugin, ScorePlugin
+from app.framework.events import ClusterEventWithHint, QueueingHint, as_nodes, as_pods
+from app.framework.interfaces import EnqueueExtensions, FilterPlugin, PluginError, PreScorePlugin, ScorePlugin
 from app.framework.status import Status, error, unresolvable
 from app.framework.types import NodeInfo
 from app.plugins.helper.normalize_score import default_normalize_score
+from app.plugins.helper.taint_events import taint_events
 
 NAME = "TaintToleration"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
@@ -22,6 +24,14 @@ ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
 
 #: Effects the Filter enforces (``helper.DoNotScheduleTaintsFilterFunc``).
 _DO_NOT_SCHEDULE = frozenset(("NoSchedule", "NoExecute"))
+
+
+def has_untolerated_taint(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> bool:
+    """A NoSchedule/NoExecute taint none of ``tolerations`` tolerates (``FindMatchingUntoleratedTaint``)."""
+    return any(
+        taint.effect in _DO_NOT_SCHEDULE and not any(t.tolerates(taint) for t in tolerations)
+        for taint in taints
+    )
 
 
 class _PreScoreState(StateData):
@@ -33,7 +43,7 @@ class _PreScoreState(StateData):
         self.tolerations = tolerations
 
 
-class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
+class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions):
     """Filters out nodes with untolerated NoSchedule/NoExecute taints; prefers fewer PreferNoSchedule ones."""
 
     name: ClassVar[str] = NAME
@@ -86,3 +96,26 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
     ) -> Status | None:
         """Reverse-normalize: the node with the most intolerable taints gets 0, none gets 100."""
         return default_normalize_score(100, True, scores)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """A node added or its taints changed; the pod getting a toleration."""
+        return taint_events(
+            self.is_schedulable_after_node_change, self.is_schedulable_after_pod_toleration_change
+        )
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        """Queue when the node went from having a taint the pod does not tolerate to having none."""
+        original, modified = as_nodes(old, new)
+        if modified is None:
+            return QueueingHint.QUEUE_SKIP
+        was_untolerated = original is None or has_untolerated_taint(original.taints, pod.tolerations)
+        if was_untolerated and not has_untolerated_taint(modified.taints, pod.tolerations):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_pod_toleration_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        """Queue when ``pod`` itself got a toleration."""
+        _, modified = as_pods(old, new)
+        if modified is not None and modified.uid == pod.uid:
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
