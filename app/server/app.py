@@ -1,24 +1,33 @@
-"""The FastAPI application: extender verbs, health, metrics, configz, version and OpenAPI docs.
+"""The FastAPI applications: a component's endpoints, and the extender (those plus the verbs).
 
-Routes:
+:func:`create_component_app` (every berth component; ``berth run`` adds its own routes):
+
+==================  ==========================================================================
+GET  /healthz       ping and the caller's ``healthz_checks`` (deprecated in Kubernetes, kept for
+                    probes that still use it)
+GET  /livez         ping
+GET  /readyz        ping, shutdown and the caller's ``readyz_checks`` (:mod:`app.server.health`)
+GET  /metrics       Prometheus text: scheduler_* (app.metrics), berth_extender_requests_total and
+                    the instrumentator's http_* metrics, all from the default registry
+GET  /configz       ``{"componentconfig": <effective configuration>}``
+GET  /version       ``version.Info``-like JSON
+GET  /docs          Swagger UI over /openapi.json
+==================  ==========================================================================
+
+:func:`create_app` (``berth serve``) adds:
 
 ==================  ==========================================================================
 POST /filter        extender filter verb (:mod:`app.server.verbs`)
 POST /prioritize    extender prioritize verb
 POST /preempt       extender preempt verb (:mod:`app.extender.preempt`)
 POST /bind          extender bind verb (:mod:`app.server.bind`; needs a ``binder``)
-GET  /healthz       ping (deprecated in Kubernetes, kept for probes that still use it)
-GET  /livez         ping
-GET  /readyz        ping, shutdown and the caller's ``readyz_checks`` (:mod:`app.server.health`)
-GET  /metrics       Prometheus text: scheduler_* (app.metrics), berth_extender_requests_total and
-                    the instrumentator's http_* metrics, all from the default registry
-GET  /configz       ``{"kubescheduler.config.k8s.io": <effective configuration>}``
-GET  /version       ``version.Info``-like JSON
-GET  /docs          Swagger UI over /openapi.json, which documents the wire types
 ==================  ==========================================================================
 
-Every non-200 answer of the app is JSON ``{"Error": ...}`` (404, 405, 400, 413); the probes
-answer text/plain as Kubernetes components do.
+and /openapi.json then also documents the wire types.
+
+Every non-200 answer of the app is JSON ``{"Error": ...}`` (404, 405, 400, 413, 500); the probes
+answer text/plain as Kubernetes components do. Authentication and authorization are not the app's
+business: :class:`~app.server.chain.HandlerChain` wraps it for serving.
 """
 
 from __future__ import annotations
@@ -42,11 +51,12 @@ from app.extender.service import ExtenderService
 from app.extender.wire import encode_error
 from app.scheduler.scheduler import Engine
 from app.server.bind import install_bind
+from app.server.chain import REQUEST_ID
 from app.server.health import Check, ShutdownCheck, install_health, ping
 from app.server.info import configz, version_info
 from app.server.verbs import install_verbs
 
-__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "create_app"]
+__all__ = ["DEFAULT_MAX_REQUEST_BYTES", "create_app", "create_component_app"]
 
 log = logging.getLogger(__name__)
 
@@ -57,25 +67,21 @@ _JSON = "application/json"
 _PROBES = ("/healthz", "/livez", "/readyz")
 
 
-def create_app(
-    engine: Engine,
+def create_component_app(
     *,
-    profile: str | None,
     config_dump: dict[str, Any],
     version: str,
-    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+    healthz_checks: Mapping[str, Check] | None = None,
     readyz_checks: Mapping[str, Check] | None = None,
-    binder: Binder | None = None,
+    summary: str = "A Kubernetes scheduler with kube-scheduler v1.36.3 semantics.",
 ) -> FastAPI:
-    """Build the server for ``engine``.
+    """The endpoints every berth component serves: health, /metrics, /configz, /version, /docs.
 
-    ``profile`` names the profile the verbs run (None: the engine's first); ``config_dump`` is
-    what /configz shows; ``version`` feeds /version; bodies over ``max_request_bytes`` get 413.
-    ``readyz_checks`` are added to /readyz after ``ping`` and ``shutdown`` (an informer-sync check,
-    say). ``app.state.shutdown`` is the :class:`~app.server.health.ShutdownCheck`; a server may flip
-    it when a graceful shutdown begins, and the lifespan flips it when the app stops.
-    ``binder`` serves /bind (None: /bind answers that berth has no cluster connection); the verbs
-    then remember the pods they see, so that a bind can count its pod in the cache at once.
+    ``config_dump`` is what /configz shows; ``version`` feeds /version. ``healthz_checks`` are added
+    to /healthz after ``ping``; ``readyz_checks`` to /readyz after ``ping`` and ``shutdown`` (an
+    informer-sync check, say). ``app.state.shutdown`` is the :class:`~app.server.health.ShutdownCheck`;
+    a server flips it when a graceful shutdown begins, and the lifespan flips it when the app stops.
+    Callers add their own routes to the returned app.
     """
     shutdown = ShutdownCheck()
 
@@ -84,22 +90,12 @@ def create_app(
         yield
         shutdown.shutting_down = True
 
-    app = FastAPI(
-        title="berth",
-        version=version,
-        summary="A Kubernetes scheduler extender with kube-scheduler v1.36.3 semantics.",
-        lifespan=lifespan,
-    )
+    app = FastAPI(title="berth", version=version, summary=summary, lifespan=lifespan)
     app.state.shutdown = shutdown
-    service = (
-        ExtenderService(engine, profile) if binder is None else RememberingService(engine, profile, binder)
-    )
-    install_verbs(app, service, max_request_bytes)
-    install_bind(app, binder, max_request_bytes)
     install_health(
         app,
         {
-            "healthz": {"ping": ping},
+            "healthz": {"ping": ping, **(healthz_checks or {})},
             "livez": {"ping": ping},
             "readyz": {"ping": ping, "shutdown": shutdown, **(readyz_checks or {})},
         },
@@ -117,6 +113,37 @@ def create_app(
 
     _install_error_handlers(app)
     _instrument(app)
+    return app
+
+
+def create_app(
+    engine: Engine,
+    *,
+    profile: str | None,
+    config_dump: dict[str, Any],
+    version: str,
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+    readyz_checks: Mapping[str, Check] | None = None,
+    binder: Binder | None = None,
+) -> FastAPI:
+    """The extender server for ``engine``: :func:`create_component_app` plus the verbs.
+
+    ``profile`` names the profile the verbs run (None: the engine's first); bodies over
+    ``max_request_bytes`` get 413. ``binder`` serves /bind (None: /bind answers that berth has no
+    cluster connection); the verbs then remember the pods they see, so that a bind can count its
+    pod in the cache at once.
+    """
+    app = create_component_app(
+        config_dump=config_dump,
+        version=version,
+        readyz_checks=readyz_checks,
+        summary="A Kubernetes scheduler extender with kube-scheduler v1.36.3 semantics.",
+    )
+    service = (
+        ExtenderService(engine, profile) if binder is None else RememberingService(engine, profile, binder)
+    )
+    install_verbs(app, service, max_request_bytes)
+    install_bind(app, binder, max_request_bytes)
     app.openapi = _openapi_with_wire_types(app)  # type: ignore[method-assign]
     return app
 
@@ -128,9 +155,14 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     async def internal_error(request: Request, exc: Exception) -> Response:
         # The verbs catch their own exceptions (answering 200 + Error); this is the last resort for
-        # the other routes, and it never shows a traceback.
-        log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-        return Response(encode_error("internal server error"), 500, media_type=_JSON)
+        # the other routes, and it never shows a traceback. Starlette re-raises the exception after
+        # this answer, so the handler chain (or, for a bare app, uvicorn) logs it once, with the
+        # request ID this body quotes.
+        request_id = request.scope.get(REQUEST_ID)
+        message = (
+            f"internal server error (request ID {request_id})" if request_id else "internal server error"
+        )
+        return Response(encode_error(message), 500, media_type=_JSON)
 
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(Exception, internal_error)

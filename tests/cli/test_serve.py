@@ -37,6 +37,8 @@ def server() -> Iterator[str]:
             str(port),
             "--state",
             "examples/state.yaml",
+            "--secure-port",
+            "0",  # plain loopback listener only (tests/cli/test_serve_secure.py covers HTTPS)
         ],
         cwd=ROOT,
         stdout=subprocess.PIPE,

@@ -122,7 +122,12 @@ class Process:
 
 
 class BerthServer(Process):
-    """``berth serve --kubeconfig KUBECONFIG --port PORT [ARGS]``; the port survives restarts."""
+    """``berth serve --kubeconfig KUBECONFIG --port PORT [ARGS]``; the ports survive restarts.
+
+    With ``https`` it also serves HTTPS on ``127.0.0.1:<secure_port>`` (``secure_url``), the
+    certificate generated into ``<workdir>/<name>-certs/berth.crt`` (:attr:`ca_file`); otherwise
+    the secure port is off, so that no two test servers compete for the default one.
+    """
 
     def __init__(
         self,
@@ -131,6 +136,7 @@ class BerthServer(Process):
         args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
         name: str = "berth",
+        https: bool = False,
     ) -> None:
         super().__init__(name, workdir / f"{name}.log")
         self.kubeconfig = kubeconfig
@@ -138,11 +144,23 @@ class BerthServer(Process):
         self.env = dict(env or {})
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.https = https
+        self.secure_port = free_port() if https else 0
+        self.secure_url = f"https://127.0.0.1:{self.secure_port}"
+        self.cert_dir = workdir / f"{name}-certs"
+
+    @property
+    def ca_file(self) -> Path:
+        """The generated serving certificate (followed by its CA): what clients verify berth with."""
+        return self.cert_dir / "berth.crt"
 
     def start(self, timeout: float = READY_TIMEOUT) -> BerthServer:
         """Start berth and wait for /readyz (which includes the informers' sync)."""
         argv = [sys.executable, "-m", "app.cli.main", "serve", "--kubeconfig", str(self.kubeconfig)]
-        argv += ["--port", str(self.port), *self.args]
+        argv += ["--port", str(self.port), "--secure-port", str(self.secure_port)]
+        if self.https:
+            argv += ["--bind-address", "127.0.0.1", "--cert-dir", str(self.cert_dir)]
+        argv += self.args
         self.spawn(argv, {"PYTHONUNBUFFERED": "1", **self.env})
         self.wait_ready(f"{self.url}/readyz", timeout=timeout)
         return self
@@ -182,6 +200,9 @@ class ExtenderEntry:
     ignorable: bool = False
     http_timeout: str = "5s"
     managed_resources: list[dict[str, Any]] = field(default_factory=list)
+    enable_https: bool = False
+    tls_config: dict[str, Any] | None = None
+    """``tlsConfig`` (``caFile``, ``certFile``, ``keyFile``, ...), for an https ``url_prefix``."""
 
     def to_dict(self) -> dict[str, Any]:
         """The entry as kube-scheduler decodes it (strictly: exact v1 spellings)."""
@@ -198,6 +219,10 @@ class ExtenderEntry:
             out["bindVerb"] = self.bind_verb
         if self.managed_resources:
             out["managedResources"] = self.managed_resources
+        if self.enable_https:
+            out["enableHTTPS"] = True
+        if self.tls_config:
+            out["tlsConfig"] = self.tls_config
         return out
 
 
