@@ -22,7 +22,7 @@ from e2e.cluster import PREFERRED_LABEL, Cluster
 from e2e.stack import LIVE, PLUGINS_DIR, BerthServer, ExtenderEntry, KubeScheduler, scheduler_config, tail
 from kubernetes import client
 
-from kube.conftest import control_plane, kube_client  # noqa: F401  (session fixtures, shared)
+from kube.conftest import control_plane, kube_client, namespace  # noqa: F401  (shared fixtures)
 from kube.controlplane import LocalControlPlane
 
 BERTH_CONFIG = f"""\

@@ -1,0 +1,179 @@
+"""Informer event handlers of ``berth run``: the cache and the scheduling queue (``eventhandlers.go``).
+
+- Nodes: the cache, then the queue hears the event (an add; an update with the scheduling
+  properties that changed; a delete) so that only pods a QueueingHint says may now fit move.
+- Assigned pods (``spec.nodeName`` set): the cache, then an AssignedPod event for the queue.
+- Unassigned pods of our profiles: the queue (add, update, delete). An update that assigns the
+  pod (a bind, by us or anyone) removes it from the queue and adds it to the cache.
+- Pods of other schedulers are cached once assigned (they use capacity) and never scheduled.
+- Other kinds (Services, ReplicaSets, PodDisruptionBudgets, ...) go to the engine's objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from app import logs
+from app.api.objects import Node, Pod
+from app.backend.queue.events import (
+    EVENT_ASSIGNED_POD_ADD,
+    EVENT_ASSIGNED_POD_DELETE,
+    EVENT_NODE_ADD,
+    EVENT_NODE_DELETE,
+    node_scheduling_properties_change,
+    pod_scheduling_properties_change,
+)
+from app.backend.queue.scheduling_queue import PriorityQueue
+from app.kube.client import KubeClient
+from app.kube.handlers import OBJECT_RESOURCES, ObjectHandler, decode_node, decode_pod
+from app.kube.informer import NODES, PODS, InformerSet
+from app.scheduler.scheduler import ClusterObjects, Engine
+
+__all__ = ["QueueNodeHandler", "QueuePodHandler", "scheduler_informers"]
+
+
+class QueueNodeHandler:
+    """Nodes into the cache, and their events into the queue."""
+
+    def __init__(self, engine: Engine, queue: PriorityQueue) -> None:
+        self.cache = engine.cache
+        self.queue = queue
+
+    def on_add(self, node: Node) -> None:
+        """addNodeToCache."""
+        logs.info("Add event for node", 3, node=node.name)
+        self.cache.add_node(node)
+        self.queue.move_all_to_active_or_backoff_queue(EVENT_NODE_ADD, None, node)
+
+    def on_update(self, old: Node, new: Node) -> None:
+        """updateNodeInCache: requeue only for the properties that changed."""
+        logs.info("Update event for node", 4, node=new.name)
+        self.cache.update_node(old, new)
+        for event in node_scheduling_properties_change(new, old):
+            self.queue.move_all_to_active_or_backoff_queue(event, old, new)
+
+    def on_delete(self, node: Node) -> None:
+        """deleteNodeFromCache."""
+        self.queue.move_all_to_active_or_backoff_queue(EVENT_NODE_DELETE, node, None)
+        logs.info("Delete event for node", 3, node=node.name)
+        self.cache.remove_node(node)
+
+
+def _terminated(pod: Pod) -> bool:
+    return pod.phase in ("Succeeded", "Failed")
+
+
+class QueuePodHandler:
+    """Assigned pods into the cache, pending pods of our profiles into the queue."""
+
+    def __init__(
+        self, engine: Engine, queue: PriorityQueue, on_deleted: Callable[[Pod], None] | None = None
+    ) -> None:
+        self.engine = engine
+        self.cache = engine.cache
+        self.queue = queue
+        self.on_deleted = on_deleted
+
+    def _ours(self, pod: Pod) -> bool:
+        return pod.scheduler_name in self.engine.profiles
+
+    def on_add(self, pod: Pod) -> None:
+        """addPod."""
+        if pod.node_name:
+            self._add_assigned(pod)
+        elif self._ours(pod):
+            logs.info("Add event for unscheduled pod", 3, pod=pod.key)
+            self.queue.add(pod)
+
+    def _add_assigned(self, pod: Pod) -> None:
+        if _terminated(pod):
+            return
+        logs.info("Add event for scheduled pod", 3, pod=pod.key, node=pod.node_name)
+        self.cache.add_pod(pod)
+        self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_ADD, None, pod)
+
+    def on_update(self, old: Pod, new: Pod) -> None:
+        """updatePod."""
+        if old.node_name:
+            if _terminated(new):
+                self._delete_assigned(old)
+                return
+            logs.info("Update event for scheduled pod", 4, pod=new.key)
+            if old.uid != new.uid:
+                self.cache.remove_pod(old)
+                self.cache.add_pod(new)
+            else:
+                self.cache.update_pod(old, new)
+            for event in pod_scheduling_properties_change(new, old):
+                self.queue.move_all_to_active_or_backoff_queue(event, old, new)
+        elif new.node_name:
+            # A bind (ours confirmed, or someone else's): the cache takes over from the queue.
+            self._add_assigned(new)
+            if self._ours(old):
+                self.queue.delete(old)
+        elif self._ours(old):
+            self._update_unscheduled(old, new)
+
+    def _update_unscheduled(self, old: Pod, new: Pod) -> None:
+        if old.raw.get("metadata", {}).get("resourceVersion") == new.raw.get("metadata", {}).get(
+            "resourceVersion"
+        ):
+            return  # a relist's identical copy (kubernetes#96071)
+        if self.cache.is_assumed(new):
+            if new.deletion_timestamp and not old.deletion_timestamp:
+                self._assumed_pod_deleted(new)
+            return
+        logs.info("Update event for unscheduled pod", 4, pod=new.key)
+        self.queue.update(old, new)
+        if old.nominated_node_name and old.nominated_node_name != new.nominated_node_name:
+            # The pod no longer holds its nominated node's room for lower or equal priority pods.
+            priority = old.priority or 0
+            self.queue.move_all_to_active_or_backoff_queue(
+                EVENT_ASSIGNED_POD_DELETE, old, None, lambda p: (p.priority or 0) <= priority
+            )
+
+    def on_delete(self, pod: Pod) -> None:
+        """deletePod."""
+        if pod.node_name:
+            self._delete_assigned(pod)
+        elif self._ours(pod):
+            logs.info("Delete event for unscheduled pod", 3, pod=pod.key)
+            self.queue.delete(pod)
+            if self.cache.is_assumed(pod):
+                self._assumed_pod_deleted(pod)
+            elif pod.nominated_node_name:
+                priority = pod.priority or 0
+                self.queue.move_all_to_active_or_backoff_queue(
+                    EVENT_ASSIGNED_POD_DELETE, pod, None, lambda p: (p.priority or 0) <= priority
+                )
+        if self.on_deleted is not None:
+            self.on_deleted(pod)
+
+    def _delete_assigned(self, pod: Pod) -> None:
+        logs.info("Delete event for scheduled pod", 3, pod=pod.key, node=pod.node_name)
+        self.cache.remove_pod(pod)
+        self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, pod, None)
+
+    def _assumed_pod_deleted(self, pod: Pod) -> None:
+        """handleAssumedPodDeletion: free the assumed resources now, not when binding fails."""
+        assumed = self.cache.get_pod(pod.uid)
+        if assumed is None:
+            return
+        self.cache.forget_pod(assumed)
+        self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, assumed, None)
+
+
+def scheduler_informers(
+    client: KubeClient,
+    engine: Engine,
+    queue: PriorityQueue,
+    objects: ClusterObjects,
+    on_deleted: Callable[[Pod], None] | None = None,
+) -> InformerSet:
+    """Nodes, pods and the plugins' other kinds, with the handlers above."""
+    informers = InformerSet(client)
+    informers.add(NODES, QueueNodeHandler(engine, queue), decode_node)
+    informers.add(PODS, QueuePodHandler(engine, queue, on_deleted), decode_pod)
+    for rtype in OBJECT_RESOURCES:
+        informers.add(rtype, ObjectHandler(objects, rtype.kind))
+    return informers

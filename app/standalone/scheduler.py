@@ -1,0 +1,273 @@
+"""The scheduling loop of ``berth run``: kube-scheduler's ``Scheduler.Run`` and ``ScheduleOne``.
+
+One thread pops pods from the queue and runs the scheduling cycle (filter, score, assume,
+Reserve, Permit) synchronously; the binding cycle (PreBind, Bind, PostBind) and the API writes of
+a failure (PodScheduled condition, nominatedNodeName) run on a bounded pool, so API latency never
+stalls the next pod. Events go through the broadcaster, which never blocks.
+
+Failures follow ``handleSchedulingFailure``: the pod is re-read from the informer's store (gone,
+already bound, or recreated: no requeue), put back with its rejecting plugins so that only a
+cluster event a QueueingHint accepts moves it again, nominated where preemption chose, and its
+status and a FailedScheduling event are written. A binding failure un-reserves and forgets the
+assumed pod, tells the queue an assigned pod went away (its resources are free again), then takes
+the same failure path as an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Protocol
+
+from app import logs, metrics
+from app.api.objects import Pod
+from app.backend.queue.nominator import MODE_OVERRIDE
+from app.backend.queue.scheduling_queue import PriorityQueue, QueuedPodInfo
+from app.framework.cycle_state import CycleState
+from app.framework.events import EVENT_ASSIGNED_POD_DELETE
+from app.framework.runtime import Framework
+from app.framework.types import PodInfo
+from app.kube.events import truncate_note
+from app.scheduler.scheduler import Attempt, Engine
+from app.standalone import stats
+from app.standalone.traces import DecisionTraces
+
+__all__ = ["EventSink", "Scheduler", "StatusSink"]
+
+REASON_UNSCHEDULABLE = "Unschedulable"
+REASON_SCHEDULER_ERROR = "SchedulerError"
+
+
+class EventSink(Protocol):
+    """Where events go (``app.kube.events.EventRecorder``)."""
+
+    def eventf(
+        self,
+        regarding: object,
+        related: object | None,
+        type: str,
+        reason: str,
+        action: str,
+        note: str,
+    ) -> None:
+        """Record an event; never blocks."""
+        ...
+
+
+class StatusSink(Protocol):
+    """Where pod status writes go (``app.kube.podstatus.PodStatusWriter``)."""
+
+    def update_pod_scheduled_condition(
+        self, pod: Pod, *, reason: str, message: str, nominated_node_name: str | None
+    ) -> None:
+        """PodScheduled=False with ``reason``/``message``; set (or with "" clear) the nomination."""
+        ...
+
+
+class Scheduler:
+    """ScheduleOne in a loop over an engine and a queue, with asynchronous binding."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        queue: PriorityQueue,
+        *,
+        lookup_pod: Callable[[str], Pod | None],
+        recorders: Mapping[str, EventSink],
+        status: StatusSink,
+        traces: DecisionTraces | None = None,
+        bind_workers: int = 16,
+    ) -> None:
+        self.engine = engine
+        self.queue = queue
+        self.lookup_pod = lookup_pod
+        self.recorders = recorders
+        self.status = status
+        self.traces = traces if traces is not None else DecisionTraces()
+        self._pool = ThreadPoolExecutor(max_workers=bind_workers, thread_name_prefix="binding")
+        self._in_flight: set[Future[None]] = set()
+        self._in_flight_lock = threading.Lock()
+        self._loop: threading.Thread | None = None
+        self._stopping = threading.Event()
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the queue's flush loops and the ScheduleOne thread (never the caller's thread)."""
+        self.queue.run()
+        self._loop = threading.Thread(target=self._run, name="schedule-one", daemon=True)
+        self._loop.start()
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                self.schedule_one()
+            except Exception as err:  # the loop must survive anything a plugin does
+                logs.error("Unhandled error in the scheduling loop", err=repr(err))
+
+    def stop(self, timeout: float = 10.0) -> bool:
+        """Stop taking pods, then wait up to ``timeout`` for in-flight bindings; True if all finished."""
+        self._stopping.set()
+        self.queue.close()
+        if self._loop is not None:
+            self._loop.join(timeout)
+        deadline = time.monotonic() + timeout
+        with self._in_flight_lock:
+            pending = list(self._in_flight)
+        for future in pending:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            with contextlib.suppress(Exception):  # logged where it happened
+                future.result(remaining)
+        with self._in_flight_lock:
+            done = not self._in_flight
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        return done
+
+    def _submit(self, fn: Callable[[], None]) -> None:
+        future = self._pool.submit(fn)
+        with self._in_flight_lock:
+            self._in_flight.add(future)
+        future.add_done_callback(self._finished)
+
+    def _finished(self, future: Future[None]) -> None:
+        with self._in_flight_lock:
+            self._in_flight.discard(future)
+        err = future.exception()
+        if err is not None:
+            logs.error("Unhandled error in a binding cycle", err=repr(err))
+
+    # --- ScheduleOne -------------------------------------------------------------------------
+
+    def schedule_one(self, timeout: float | None = None) -> bool:
+        """Pop one pod and schedule it; False when the queue is closed (or ``timeout`` passed)."""
+        qpi = self.queue.pop(timeout)
+        if qpi is None:
+            return False
+        pod = qpi.pod
+        fwk = self.engine.framework_for(pod)
+        if fwk is None:
+            # Pods of other schedulers never enter the queue; one whose schedulerName changed might.
+            logs.error("Unable to get profile for pod", pod=pod.key, schedulerName=pod.scheduler_name)
+            self.queue.done(pod.uid)
+            return True
+        if pod.deletion_timestamp:
+            self._event(
+                fwk,
+                pod,
+                "Warning",
+                "FailedScheduling",
+                "Scheduling",
+                f"skip schedule deleting pod: {pod.key}",
+            )
+            self.queue.done(pod.uid)
+            return True
+        if self.engine.cache.is_assumed(pod):
+            self.queue.done(pod.uid)
+            return True
+        logs.info("Attempting to schedule pod", 3, pod=pod.key)
+        start = time.perf_counter()
+        state = self.engine.new_cycle_state()
+        attempt = self.engine.scheduling_cycle(fwk, state, pod)
+        if attempt.status != "Scheduled":
+            self.traces.record(attempt, self._node_names, qpi.attempts)
+            self._scheduling_failed(fwk, qpi, attempt, start)
+            return True
+        self._submit(lambda: self._binding_cycle(fwk, state, qpi, attempt, start))
+        return True
+
+    def _node_names(self) -> list[str]:
+        return [n.name for n in self.engine.algorithm.snapshot.list()]
+
+    def _binding_cycle(
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, attempt: Attempt, start: float
+    ) -> None:
+        pod = qpi.pod
+        # After Done, no failure makes the pod "unschedulable": it is retried with backoff.
+        self.queue.done(pod.uid)
+        bound = self.engine.binding_cycle(fwk, state, pod, attempt)
+        self.traces.record(bound, self._node_names, qpi.attempts)
+        if bound.status == "Scheduled":
+            seconds = time.perf_counter() - start
+            metrics.observe_attempt(metrics.SCHEDULED, fwk.profile_name, seconds)
+            stats.observe_scheduled(qpi, time.monotonic())
+            node = bound.node or ""
+            self._event(
+                fwk, pod, "Normal", "Scheduled", "Binding", f"Successfully assigned {pod.key} to {node}"
+            )
+            logs.info(
+                "Successfully bound pod to node",
+                2,
+                pod=pod.key,
+                node=node,
+                evaluatedNodes=attempt.result.evaluated_nodes if attempt.result else 0,
+                feasibleNodes=attempt.result.feasible_nodes if attempt.result else 0,
+            )
+            return
+        # handleBindingCycleError: the assumed pod was forgotten, so its resources are free again.
+        self.queue.move_all_to_active_or_backoff_queue(
+            EVENT_ASSIGNED_POD_DELETE, attempt.pod, None, lambda p: p.uid != pod.uid
+        )
+        self._scheduling_failed(fwk, qpi, bound, start, clear_nomination=True)
+
+    # --- failures ----------------------------------------------------------------------------
+
+    def _scheduling_failed(
+        self,
+        fwk: Framework,
+        qpi: QueuedPodInfo,
+        attempt: Attempt,
+        start: float,
+        *,
+        clear_nomination: bool = False,
+    ) -> None:
+        """handleSchedulingFailure."""
+        pod = qpi.pod
+        unschedulable = attempt.status == "Unschedulable"
+        reason = REASON_UNSCHEDULABLE if unschedulable else REASON_SCHEDULER_ERROR
+        metrics.observe_attempt(
+            metrics.UNSCHEDULABLE if unschedulable else metrics.ERROR,
+            fwk.profile_name,
+            time.perf_counter() - start,
+        )
+        qpi.unschedulable_plugins = set(attempt.diagnosis.unschedulable_plugins)
+        qpi.pending_plugins = set(attempt.diagnosis.pending_plugins)
+        if unschedulable:
+            logs.info("Unable to schedule pod; no fit; waiting", 2, pod=pod.key, err=attempt.message)
+        else:
+            logs.error("Error scheduling pod; retrying", pod=pod.key, err=attempt.message)
+        cached = self.lookup_pod(pod.key)
+        if cached is None:
+            logs.info("Pod doesn't exist in informer cache", pod=pod.key)
+            self.queue.done(pod.uid)
+        elif cached.node_name:
+            logs.info("Pod has been assigned to node. Abort adding it back to queue.", pod=pod.key)
+            self.queue.done(pod.uid)
+        elif cached.uid != pod.uid:
+            logs.info("Pod was recreated while handling scheduling failure", 2, pod=pod.key)
+            self.queue.done(pod.uid)
+            return
+        else:
+            qpi.pod_info = PodInfo(cached)
+            pod = cached
+            self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle())
+        if clear_nomination:
+            attempt.nominating = (MODE_OVERRIDE, "")
+        self.engine.nominate(pod, attempt)
+        self._event(fwk, pod, "Warning", "FailedScheduling", "Scheduling", truncate_note(attempt.message))
+        mode, node = attempt.nominating
+        nominated = node if mode == MODE_OVERRIDE and node != pod.nominated_node_name else None
+        self._submit(
+            lambda: self.status.update_pod_scheduled_condition(
+                pod, reason=reason, message=attempt.message, nominated_node_name=nominated
+            )
+        )
+
+    def _event(self, fwk: Framework, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
+        recorder = self.recorders.get(fwk.profile_name)
+        if recorder is not None:
+            recorder.eventf(pod.raw, None, type_, reason, action, note)

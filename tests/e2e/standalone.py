@@ -1,0 +1,136 @@
+"""``berth run`` as a real process next to the test control plane (shared by tests and bench)."""
+
+from __future__ import annotations
+
+import json
+import ssl
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from e2e.stack import LIVE, READY_TIMEOUT, Process, free_port
+
+SCHEDULER_NAME = "berth-scheduler"
+
+CONFIG = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  qps: {qps}
+  burst: {burst}
+leaderElection:
+  leaderElect: {leader_elect}
+  leaseDuration: {lease}s
+  renewDeadline: {renew}s
+  retryPeriod: {retry}s
+  resourceName: {lease_name}
+  resourceNamespace: {namespace}
+profiles:
+- schedulerName: {scheduler_name}
+"""
+
+
+def insecure_context(cert: tuple[Path, Path] | None = None) -> ssl.SSLContext:
+    """TLS without server verification (berth's serving certificate is self-signed in these tests),
+    presenting the client certificate ``cert`` (cert file, key file) when given."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    if cert is not None:
+        ctx.load_cert_chain(str(cert[0]), str(cert[1]))
+    return ctx
+
+
+class BerthScheduler(Process):
+    """``python -m app.cli.main run`` with a generated configuration.
+
+    Callers authenticate with ``client_cert`` (signed by ``client_ca``, e.g. the control plane's
+    admin certificate, which its RBAC authorizes everywhere); the probes are open to anyone.
+    """
+
+    def __init__(
+        self,
+        workdir: Path,
+        kubeconfig: Path,
+        *,
+        name: str = "berth-run",
+        namespace: str,
+        lease_name: str,
+        leader_elect: bool = True,
+        lease: float = 4.0,
+        renew: float = 3.0,
+        retry: float = 0.5,
+        qps: int = 5000,
+        burst: int = 5000,
+        client_ca: Path | None = None,
+        client_cert: tuple[Path, Path] | None = None,
+        extra_args: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(name, workdir / f"{name}.log")
+        self.kubeconfig = kubeconfig
+        self.port = free_port()
+        self.config = workdir / f"{name}.yaml"
+        self.config.write_text(
+            CONFIG.format(
+                qps=qps,
+                burst=burst,
+                leader_elect=str(leader_elect).lower(),
+                lease=lease,
+                renew=renew,
+                retry=retry,
+                lease_name=lease_name,
+                namespace=namespace,
+                scheduler_name=SCHEDULER_NAME,
+            )
+        )
+        self.client_ca = client_ca
+        self.client_cert = client_cert
+        self.extra_args = extra_args
+
+    @property
+    def base(self) -> str:
+        """The HTTPS base URL."""
+        return f"https://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = READY_TIMEOUT) -> BerthScheduler:
+        """Spawn it and wait for /livez (readiness may wait for leadership and informers)."""
+        self.spawn(
+            [
+                sys.executable,
+                "-m",
+                "app.cli.main",
+                "run",
+                "--config",
+                str(self.config),
+                "--kubeconfig",
+                str(self.kubeconfig),
+                "--secure-port",
+                str(self.port),
+                "--bind-address",
+                "127.0.0.1",
+                "-v",
+                "3",
+                *(("--client-ca-file", str(self.client_ca)) if self.client_ca else ()),
+                *self.extra_args,
+            ]
+        )
+        LIVE.append(self)
+        self.wait_ready(f"{self.base}/livez", insecure_context(), timeout)
+        return self
+
+    def get(self, path: str) -> tuple[int, str]:
+        """GET ``path`` with the client certificate: ``(status, body)``."""
+        ctx = insecure_context(self.client_cert)
+        try:
+            with urllib.request.urlopen(f"{self.base}{path}", timeout=5, context=ctx) as resp:
+                return resp.status, resp.read().decode()
+        except urllib.error.HTTPError as err:
+            return err.code, err.read().decode()
+
+    def get_json(self, path: str) -> Any:
+        """GET ``path`` and decode it."""
+        status, body = self.get(path)
+        assert status == 200, (status, body)
+        return json.loads(body)
