@@ -183,20 +183,19 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         ns_labels = namespaces.get(pod.namespace)
         hard_weight = self.hard_pod_affinity_weight
         topology_score: scoring.ScoreMap = {}
+        # The incoming pod's terms, signed: +w for affinity, -w for anti-affinity.
+        incoming_terms = [(w.term, w.weight) for w in preferred_affinity]
+        incoming_terms += [(w.term, -w.weight) for w in preferred_anti_affinity]
         for node_info in all_nodes:
             node: Node | None = node_info.node
-            if node is None:
+            if node is None or not node.labels:
                 continue
-            for existing in node_info.pods if has_constraints else node_info.pods_with_affinity:
-                scoring.process_existing_pod(
-                    topology_score,
-                    preferred_affinity,
-                    preferred_anti_affinity,
-                    hard_weight,
-                    ns_labels,
-                    existing,
-                    node,
-                    pod,
+            if incoming_terms and node_info.pods:
+                scoring.process_incoming_terms(topology_score, incoming_terms, node_info.pods, node)
+            # Only pods with affinity have terms that can weigh the incoming pod (symmetry).
+            for existing in node_info.pods_with_affinity:
+                scoring.process_existing_pod_terms(
+                    topology_score, hard_weight, ns_labels, existing, node, pod
                 )
         # Upstream skips when no node produced an entry; entries are never removed, even when
         # they sum to zero, so that is an empty map here.

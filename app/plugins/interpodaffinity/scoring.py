@@ -13,7 +13,7 @@ from app.api.objects import Node, Pod
 from app.framework.cycle_state import StateData
 from app.framework.interfaces import MAX_NODE_SCORE
 from app.framework.types import PodInfo
-from app.plugins.interpodaffinity.terms import AffinityTerm, WeightedAffinityTerm, pod_info_terms
+from app.plugins.interpodaffinity.terms import AffinityTerm, pod_info_terms
 
 PRE_SCORE_STATE_KEY = "PreScoreInterPodAffinity"
 
@@ -52,47 +52,53 @@ def _process_term(
             by_value[tv] = by_value.get(tv, 0) + weight * multiplier
 
 
-def _process_terms(
-    scores: ScoreMap,
-    terms: Sequence[WeightedAffinityTerm],
-    pod: Pod,
-    ns_labels: Mapping[str, str] | None,
-    node: Node,
-    multiplier: int,
+def process_incoming_terms(
+    scores: ScoreMap, terms: Sequence[tuple[AffinityTerm, int]], pods: Sequence[PodInfo], node: Node
 ) -> None:
-    for w in terms:
-        _process_term(scores, w.term, w.weight, pod, ns_labels, node, multiplier)
+    """The incoming pod's half of ``processExistingPod`` for all the pods on one node at once.
+
+    ``terms`` are the incoming pod's preferred terms with signed weights (namespaceSelector merged,
+    so matched without namespace labels). Each matching pod adds the weight at the node's value of
+    the term's key, so the node adds ``weight * matches``; a term no pod matches adds no entry.
+    """
+    labels = node.labels
+    for term, weight in terms:
+        tv = labels.get(term.topology_key)
+        if tv is None:
+            continue
+        matches = term.matches
+        found = 0
+        for pi in pods:
+            if matches(pi.pod, None):
+                found += 1
+        if found:
+            by_value = scores.get(term.topology_key)
+            if by_value is None:
+                by_value = scores[term.topology_key] = {}
+            by_value[tv] = by_value.get(tv, 0) + weight * found
 
 
-def process_existing_pod(
+def process_existing_pod_terms(
     scores: ScoreMap,
-    preferred_affinity: Sequence[WeightedAffinityTerm],
-    preferred_anti_affinity: Sequence[WeightedAffinityTerm],
     hard_pod_affinity_weight: int,
     ns_labels: Mapping[str, str],
     existing: PodInfo,
     node: Node,
     incoming: Pod,
 ) -> None:
-    """``processExistingPod``: the score contributions between ``incoming`` and one existing pod.
+    """The existing pod's half of ``processExistingPod`` (symmetry): its required affinity terms the
+    incoming pod matches weigh ``hardPodAffinityWeight``, its preferred terms their own weights.
 
-    ``preferred_*`` are the incoming pod's terms (namespaceSelector merged, so matched without
-    namespace labels); ``ns_labels`` are the incoming pod's namespace labels, for the existing pod's terms.
+    ``ns_labels`` are the labels of the incoming pod's namespace.
     """
-    if not node.labels:
-        return
-    other = existing.pod
-    # The incoming pod's preferred terms against the existing pod: +w for affinity, -w for anti.
-    _process_terms(scores, preferred_affinity, other, None, node, 1)
-    _process_terms(scores, preferred_anti_affinity, other, None, node, -1)
     terms = pod_info_terms(existing)
-    # Symmetry: the existing pod's required affinity terms the incoming pod matches weigh
-    # hardPodAffinityWeight; its preferred terms weigh their own weights.
     if hard_pod_affinity_weight > 0:
         for t in terms.required_affinity:
             _process_term(scores, t, hard_pod_affinity_weight, incoming, ns_labels, node, 1)
-    _process_terms(scores, terms.preferred_affinity, incoming, ns_labels, node, 1)
-    _process_terms(scores, terms.preferred_anti_affinity, incoming, ns_labels, node, -1)
+    for w in terms.preferred_affinity:
+        _process_term(scores, w.term, w.weight, incoming, ns_labels, node, 1)
+    for w in terms.preferred_anti_affinity:
+        _process_term(scores, w.term, w.weight, incoming, ns_labels, node, -1)
 
 
 def score_node(state: PreScoreState, node: Node) -> int:

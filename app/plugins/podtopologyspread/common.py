@@ -61,14 +61,25 @@ def match_node_inclusion_policies(constraint: SpreadConstraint, pod: Pod, node: 
     """
     if constraint.node_affinity_policy == HONOR and not pod_matches_node_selector_and_affinity(pod, node):
         return False
-    if constraint.node_taints_policy == HONOR:
-        tolerations = pod.tolerations
-        for taint in node.taints:
-            if taint.effect not in _DO_NOT_SCHEDULE_EFFECTS:
-                continue
-            if not any(t.tolerates(taint) for t in tolerations):
-                return False
+    return constraint.node_taints_policy != HONOR or tolerates_do_not_schedule_taints(pod, node)
+
+
+def tolerates_do_not_schedule_taints(pod: Pod, node: Node) -> bool:
+    """Whether the pod tolerates every NoSchedule/NoExecute taint of the node."""
+    tolerations = pod.tolerations
+    for taint in node.taints:
+        if taint.effect not in _DO_NOT_SCHEDULE_EFFECTS:
+            continue
+        if not any(t.tolerates(taint) for t in tolerations):
+            return False
     return True
+
+
+def has_required_node_affinity(pod: Pod) -> bool:
+    """Whether :func:`pod_matches_node_selector_and_affinity` can reject a node for this pod."""
+    return bool(pod.node_selector) or (
+        pod.node_affinity is not None and pod.node_affinity.required is not None
+    )
 
 
 def node_labels_match_spread_constraints(

@@ -11,11 +11,14 @@ from app.framework.status import Status, error, skip, unresolvable, unschedulabl
 from app.framework.types import NodeInfo, PodInfo
 from app.plugins.nodeaffinity.node_affinity import pod_matches_node_selector_and_affinity
 from app.plugins.podtopologyspread.common import (
+    HONOR,
     SpreadBase,
     SpreadConstraint,
     count_pods_match_selector,
+    has_required_node_affinity,
     match_node_inclusion_policies,
     node_labels_match_spread_constraints,
+    tolerates_do_not_schedule_taints,
 )
 
 NAME = "PodTopologySpread"
@@ -168,29 +171,50 @@ class Filtering(SpreadBase, PreFilterPlugin, FilterPlugin, PreFilterExtensions):
             s.critical_paths[i].update(v, counts[v])
 
     def cal_pre_filter_state(self, pod: Pod, all_nodes: Sequence[NodeInfo]) -> PreFilterState:
-        """``calPreFilterState``: one pass over the nodes and their pods (no per-Filter recounting)."""
+        """``calPreFilterState``: one pass over the nodes and their pods (no per-Filter recounting).
+
+        This pass visits every node for every pod, so the per-node work is kept to dictionary
+        lookups: the node-affinity and taint checks that cannot reject (no nodeSelector or
+        required affinity; an Ignore policy; a node without taints) are decided once per pod.
+        """
         constraints = self.get_constraints(pod)
         if not constraints:
             return PreFilterState()
         counts: list[dict[str, int]] = [{} for _ in constraints]
         namespace = pod.namespace
         inclusion = self.enable_node_inclusion_policy
+        affinity_may_reject = has_required_node_affinity(pod)
+        # Without inclusion policies, spreading only counts nodes that pass node affinity.
+        node_affinity_gate = affinity_may_reject and not inclusion
+        per_constraint = [
+            (
+                c.topology_key,
+                c.selector,
+                counts[i],
+                inclusion and c.node_affinity_policy == HONOR and affinity_may_reject,
+                inclusion and c.node_taints_policy == HONOR,
+            )
+            for i, c in enumerate(constraints)
+        ]
+        keys = frozenset(c.topology_key for c in constraints)
         for node_info in all_nodes:
             node = node_info.node
             if node is None:
                 continue
-            # Without inclusion policies, spreading only counts nodes that pass node affinity.
-            if not inclusion and not pod_matches_node_selector_and_affinity(pod, node):
+            if node_affinity_gate and not pod_matches_node_selector_and_affinity(pod, node):
                 continue
             labels = node.labels
-            if not node_labels_match_spread_constraints(labels, constraints):
+            if not labels.keys() >= keys:  # nodeLabelsMatchSpreadConstraints
                 continue
-            for i, c in enumerate(constraints):
-                if inclusion and not match_node_inclusion_policies(c, pod, node):
+            pods = node_info.pods
+            for key, selector, m, check_affinity, check_taints in per_constraint:
+                if check_affinity and not pod_matches_node_selector_and_affinity(pod, node):
                     continue
-                value = labels[c.topology_key]
-                m = counts[i]
-                m[value] = m.get(value, 0) + count_pods_match_selector(node_info.pods, c.selector, namespace)
+                if check_taints and node.taints and not tolerates_do_not_schedule_taints(pod, node):
+                    continue
+                value = labels[key]
+                found = count_pods_match_selector(pods, selector, namespace) if pods else 0
+                m[value] = m.get(value, 0) + found
         paths = []
         for m in counts:
             p = CriticalPaths()
