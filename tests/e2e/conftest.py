@@ -1,10 +1,10 @@
 """Fixtures for the end-to-end tests: the real control plane, berth and stock kube-schedulers.
 
-The control plane is ``tests/kube``'s session fixture, imported here (pytest's ``pytest_plugins`` is
-only honoured in the root conftest). One berth process serves the whole session (restarted by the
+The control plane is the suite's one session fixture (``tests/kube/fixtures.py``, loaded by the root
+conftest, which also attaches the tails of every live process's log to a failed test's report). One
+berth process serves the whole session (restarted by the
 test that checks the relist); kube-schedulers are started per node mode (module scope) and for the
-extender-down cases. When a test fails, the tails of every live process's log are attached to the
-report.
+extender-down cases.
 
 Tests isolate themselves without deleting namespaces (no namespace controller runs): each gets a
 fresh namespace and a unique ``berth-e2e/test`` node label that its pods select, and the nodes and
@@ -19,10 +19,9 @@ from pathlib import Path
 
 import pytest
 from e2e.cluster import PREFERRED_LABEL, Cluster
-from e2e.stack import LIVE, PLUGINS_DIR, BerthServer, ExtenderEntry, KubeScheduler, scheduler_config, tail
+from e2e.stack import PLUGINS_DIR, BerthServer, ExtenderEntry, KubeScheduler, scheduler_config
 from kubernetes import client
 
-from kube.conftest import control_plane, kube_client, namespace  # noqa: F401  (shared fixtures)
 from kube.controlplane import LocalControlPlane
 
 BERTH_CONFIG = f"""\
@@ -43,23 +42,6 @@ profiles:
 """berth's configuration: the default profile plus the README's out-of-tree PreferLabel plugin."""
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    """Register the ``kube`` marker here too: tests/kube's conftest is not loaded when only e2e runs."""
-    config.addinivalue_line(
-        "markers", "kube: needs the real control plane built by hack/control-plane.sh build"
-    )
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    """On failure, show the last lines of berth's and kube-scheduler's logs."""
-    outcome = yield
-    report = outcome.get_result()
-    if report.failed:
-        for proc in LIVE:
-            report.sections.append((f"{proc.name} log ({proc.log})", tail(proc.log, 80)))
-
-
 @pytest.fixture(scope="session")
 def e2e_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Configs and logs of the e2e processes."""
@@ -67,7 +49,7 @@ def e2e_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def berth(control_plane: LocalControlPlane, e2e_dir: Path) -> Iterator[BerthServer]:  # noqa: F811
+def berth(control_plane: LocalControlPlane, e2e_dir: Path) -> Iterator[BerthServer]:
     """``berth serve --kubeconfig`` with PreferLabel from ``examples/plugins`` enabled, at -v 2."""
     config = e2e_dir / "berth-config.yaml"
     config.write_text(BERTH_CONFIG)
@@ -87,7 +69,7 @@ def berth(control_plane: LocalControlPlane, e2e_dir: Path) -> Iterator[BerthServ
 @pytest.fixture(scope="module", params=[True, False], ids=["NodeNames", "Nodes"])
 def scheduler(
     request: pytest.FixtureRequest,
-    control_plane: LocalControlPlane,  # noqa: F811
+    control_plane: LocalControlPlane,
     berth: BerthServer,
     e2e_dir: Path,
 ) -> Iterator[KubeScheduler]:
@@ -110,7 +92,7 @@ def scheduler(
 
 
 @pytest.fixture
-def cluster(kube_client: client.ApiClient) -> Iterator[Cluster]:  # noqa: F811
+def cluster(kube_client: client.ApiClient) -> Iterator[Cluster]:
     """A fresh namespace and label for one test, and cleanup of its nodes and pods."""
     namespace = f"e2e-{uuid.uuid4().hex[:8]}"
     core = client.CoreV1Api(kube_client)

@@ -2,7 +2,7 @@
 
 One implementation, two users:
 
-* the session-scoped ``control_plane`` pytest fixture (``tests/kube/conftest.py``);
+* the session-scoped ``control_plane`` pytest fixture (``tests/kube/fixtures.py``);
 * ``hack/control-plane.sh up``, which runs ``python tests/kube/controlplane.py up``.
 
 The binaries are built by ``hack/control-plane.sh build`` into
@@ -231,6 +231,7 @@ class LocalControlPlane:
     client_key: Path = field(default_factory=Path)
     _procs: list[_Proc] = field(default_factory=list, repr=False)
     _own_workdir: bool = field(default=False, repr=False)
+    _apiserver_args: list[str] = field(default_factory=list, repr=False)
 
     # ---- lifecycle ---------------------------------------------------------------------------------
 
@@ -288,37 +289,63 @@ class LocalControlPlane:
         )
         self._wait(etcd, f"{self.etcd_url}/health", None, deadline)
 
-        apiserver = self._spawn(
-            "kube-apiserver",
-            [
-                f"--etcd-servers={self.etcd_url}",
-                "--bind-address=127.0.0.1",
-                "--advertise-address=127.0.0.1",
-                f"--secure-port={api_port}",
-                f"--cert-dir={w / 'apiserver-certs'}",
-                f"--tls-cert-file={pki.serving_cert}",
-                f"--tls-private-key-file={pki.serving_key}",
-                f"--client-ca-file={pki.ca_cert}",
-                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-                f"--service-account-key-file={pki.sa_public_key}",
-                f"--service-account-signing-key-file={pki.sa_private_key}",
-                "--service-cluster-ip-range=10.0.0.0/24",
-                "--allow-privileged=true",
-                "--authorization-mode=RBAC",
-                # No controller-manager or kubelet: no `default` ServiceAccount would ever be created, and
-                # new Nodes would keep the not-ready taint forever (as scheduler_perf does).
-                "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
-                "--endpoint-reconciler-type=none",
-                "--profiling=false",
-                *self.extra_apiserver_args,
-            ],
-        )
-        ctx = ssl.create_default_context(cafile=str(pki.ca_cert))
-        ctx.load_cert_chain(str(pki.admin_cert), str(pki.admin_key))
-        self._wait(apiserver, f"{self.server}/readyz", ctx, deadline)
+        self._apiserver_args = [
+            f"--etcd-servers={self.etcd_url}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            f"--secure-port={api_port}",
+            f"--cert-dir={w / 'apiserver-certs'}",
+            f"--tls-cert-file={pki.serving_cert}",
+            f"--tls-private-key-file={pki.serving_key}",
+            f"--client-ca-file={pki.ca_cert}",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            f"--service-account-key-file={pki.sa_public_key}",
+            f"--service-account-signing-key-file={pki.sa_private_key}",
+            "--service-cluster-ip-range=10.0.0.0/24",
+            "--allow-privileged=true",
+            "--authorization-mode=RBAC",
+            # No controller-manager or kubelet: no `default` ServiceAccount would ever be created, and
+            # new Nodes would keep the not-ready taint forever (as scheduler_perf does).
+            "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
+            "--endpoint-reconciler-type=none",
+            "--profiling=false",
+            *self.extra_apiserver_args,
+        ]
+        apiserver = self._spawn("kube-apiserver", self._apiserver_args)
+        self._wait(apiserver, f"{self.server}/readyz", self._admin_context(), deadline)
         self.kubeconfig = write_kubeconfig(
             w / "admin.kubeconfig", self.server, pki.ca_cert, pki.admin_cert, pki.admin_key
         )
+
+    def stop_apiserver(self) -> None:
+        """Stop kube-apiserver only (SIGTERM, then SIGKILL after the grace period); etcd keeps running
+        and keeps the data, so :meth:`start_apiserver` brings the same cluster back."""
+        for proc in [p for p in self._procs if p.name == "kube-apiserver"]:
+            self._terminate(proc)
+            self._procs.remove(proc)
+
+    def start_apiserver(self) -> None:
+        """Start kube-apiserver again with the arguments of the first start (same port, certificates
+        and etcd), appending to its log, and wait for ``/readyz``: the kubeconfig stays valid."""
+        if not self._apiserver_args:
+            raise ControlPlaneError("start_apiserver() before start()")
+        if any(p.name == "kube-apiserver" and p.popen.poll() is None for p in self._procs):
+            raise ControlPlaneError("kube-apiserver is already running")
+        apiserver = self._spawn("kube-apiserver", self._apiserver_args, append=True)
+        self._wait(
+            apiserver, f"{self.server}/readyz", self._admin_context(), time.monotonic() + self.ready_timeout
+        )
+
+    def restart_apiserver(self, downtime: float = 0.0) -> None:
+        """Stop kube-apiserver, leave it down for ``downtime`` seconds, start it again (etcd untouched).
+
+        Clients see connection errors while it is down and watches end; what a restart does to the
+        API server's own state (a fresh watch cache, so old resourceVersions may be too old) is the point.
+        """
+        self.stop_apiserver()
+        if downtime > 0:
+            time.sleep(downtime)
+        self.start_apiserver()
 
     def stop(self) -> None:
         """Terminate the processes (API server first), kill them after the grace period, delete the data."""
@@ -328,14 +355,18 @@ class LocalControlPlane:
 
     def _stop_processes(self) -> None:
         for proc in reversed(self._procs):
-            if proc.popen.poll() is None:
-                proc.popen.terminate()
-                try:
-                    proc.popen.wait(timeout=self.grace_period)
-                except subprocess.TimeoutExpired:
-                    proc.popen.kill()
-                    proc.popen.wait(timeout=self.grace_period)
+            self._terminate(proc)
         self._procs.clear()
+
+    def _terminate(self, proc: _Proc) -> None:
+        """SIGTERM ``proc``, SIGKILL it if it outlives the grace period."""
+        if proc.popen.poll() is None:
+            proc.popen.terminate()
+            try:
+                proc.popen.wait(timeout=self.grace_period)
+            except subprocess.TimeoutExpired:
+                proc.popen.kill()
+                proc.popen.wait(timeout=self.grace_period)
 
     def __enter__(self) -> LocalControlPlane:
         return self.start()
@@ -362,9 +393,15 @@ class LocalControlPlane:
 
     # ---- helpers -----------------------------------------------------------------------------------
 
-    def _spawn(self, name: str, args: list[str]) -> _Proc:
+    def _admin_context(self) -> ssl.SSLContext:
+        """TLS to the API server as the admin (trusting the generated CA)."""
+        ctx = ssl.create_default_context(cafile=str(self.ca_file))
+        ctx.load_cert_chain(str(self.client_cert), str(self.client_key))
+        return ctx
+
+    def _spawn(self, name: str, args: list[str], append: bool = False) -> _Proc:
         log = self.log_file(name)
-        with log.open("wb") as out:
+        with log.open("ab" if append else "wb") as out:
             popen = subprocess.Popen(
                 [str(self.bin_dir / name), *args],
                 stdin=subprocess.DEVNULL,

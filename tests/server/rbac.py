@@ -12,7 +12,8 @@ from app.kube.client import KubeClient, KubeError
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
 
 
-def _create(kc: KubeClient, path: str, body: dict[str, Any]) -> dict[str, Any]:
+def create(kc: KubeClient, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """POST ``body`` to ``path`` and return the created object."""
     status, data = kc.request("POST", path, body=body)
     if status not in (200, 201):
         raise KubeError.from_response(status, data)
@@ -27,7 +28,7 @@ def grant_non_resource_urls(
 
     A subject is ``{"kind": "User", "name": ...}`` or ``{"kind": "ServiceAccount", "name": ..., "namespace": ...}``.
     """
-    _create(
+    create(
         kc,
         f"{RBAC}/clusterroles",
         {
@@ -37,7 +38,7 @@ def grant_non_resource_urls(
             "rules": [{"nonResourceURLs": list(paths), "verbs": list(verbs)}],
         },
     )
-    _create(
+    create(
         kc,
         f"{RBAC}/clusterrolebindings",
         {
@@ -55,14 +56,19 @@ def grant_non_resource_urls(
 
 def service_account_token(kc: KubeClient, namespace: str, name: str) -> str:
     """Create the ServiceAccount ``namespace/name`` and return a TokenRequest token for it."""
-    _create(
+    create(
         kc,
         f"/api/v1/namespaces/{namespace}/serviceaccounts",
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}},
     )
-    answer = _create(
+    return token(kc, namespace, name)
+
+
+def token(kc: KubeClient, namespace: str, service_account: str) -> str:
+    """A TokenRequest token for ``namespace/service_account`` (what the kubelet mounts into a pod)."""
+    answer = create(
         kc,
-        f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
+        f"/api/v1/namespaces/{namespace}/serviceaccounts/{service_account}/token",
         {
             "apiVersion": "authentication.k8s.io/v1",
             "kind": "TokenRequest",

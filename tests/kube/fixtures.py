@@ -1,5 +1,9 @@
 """Fixtures for tests against a real etcd + kube-apiserver (see ``tests/kube/controlplane.py``).
 
+Loaded once for the whole suite by the root ``tests/conftest.py`` (``pytest_plugins``), so that every
+directory shares them: a conftest that imported them would get session fixtures of its own, and
+with them a control plane of its own.
+
 The ``control_plane`` fixture is session-scoped: one control plane serves every test in the session and
 is torn down (and its data deleted) at the end. If the binaries have not been built the fixture FAILS
 (it does not skip): run ``hack/control-plane.sh build`` first (``make test`` does).
@@ -20,14 +24,6 @@ from kube.controlplane import (
     default_bin_dir,
     missing_binaries,
 )
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """Register the ``kube`` marker (deselect these tests with ``-m 'not kube'``)."""
-    config.addinivalue_line(
-        "markers", "kube: needs the real control plane built by hack/control-plane.sh build"
-    )
-
 
 #: What a v1.36.3 API server needs for coordinated leader election: the (beta, off by default) gate runs
 #: its leader-election controller, and the LeaseCandidate API is coordination.k8s.io/v1beta1, a beta API
