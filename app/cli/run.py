@@ -10,11 +10,7 @@ else is built, so a bad gate fails first. The first SIGTERM/SIGINT starts a clea
 from __future__ import annotations
 
 import argparse
-import os
-import signal
-import sys
 import threading
-from types import FrameType
 from typing import Any
 
 from app import featuregates, logs
@@ -22,7 +18,12 @@ from app.api.errors import FieldError
 from app.api.validation import parse_duration
 from app.cli.common import build_registry, load_configuration, write_config
 from app.cli.options import CommandError
-from app.cli.serving import add_authn_authz_flags, add_secure_serving_flags, build_secure_server
+from app.cli.serving import (
+    add_authn_authz_flags,
+    add_secure_serving_flags,
+    build_secure_server,
+    shutdown_on_signals,
+)
 from app.config.validation import validate_configuration
 from app.framework.runtime import FrameworkError
 from app.kube.client import KubeError
@@ -135,23 +136,8 @@ def run(args: argparse.Namespace) -> int:
     runner = Runner(components)
     server = build_secure_server(args, runner.app, name="berth-scheduler")
     stop = threading.Event()
-    _install_signal_handlers(stop)
+    shutdown_on_signals(stop)
     try:
         return runner.run([server], stop)
     except OSError as err:  # the secure port is taken, ...
         raise CommandError(str(err)) from err
-
-
-def _install_signal_handlers(stop: threading.Event) -> None:
-    """First SIGTERM/SIGINT: graceful shutdown; second: exit 1 at once."""
-
-    def handle(signum: int, frame: FrameType | None) -> None:
-        if stop.is_set():
-            sys.stderr.write("Received a second signal, exiting immediately\n")
-            sys.stderr.flush()
-            os._exit(1)
-        logs.info("Received signal, shutting down", signal=signal.Signals(signum).name)
-        stop.set()
-
-    signal.signal(signal.SIGTERM, handle)
-    signal.signal(signal.SIGINT, handle)
