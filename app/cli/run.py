@@ -10,6 +10,10 @@ else is built, so a bad gate fails first. The first SIGTERM/SIGINT starts a clea
 from __future__ import annotations
 
 import argparse
+import gc
+import os
+import platform
+import sys
 import threading
 from typing import Any
 
@@ -133,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(err.message) from err
     except FrameworkError as err:
         raise CommandError(f"{args.config or 'configuration'}: {err}") from err
+    _log_python_settings()
     runner = Runner(components)
     server = build_secure_server(args, runner.app, name="berth-scheduler")
     stop = threading.Event()
@@ -141,3 +146,16 @@ def run(args: argparse.Namespace) -> int:
         return runner.run([server], stop)
     except OSError as err:  # the secure port is taken, ...
         raise CommandError(str(err)) from err
+
+
+def _log_python_settings() -> None:
+    """kube-scheduler logs its "Golang settings" (GOGC, GOMAXPROCS); these are the Python equivalents
+    that decide berth's speed: the interpreter, the collector's thresholds and the CPUs it may use."""
+    logs.info(
+        "Python settings",
+        python=platform.python_version(),
+        implementation=platform.python_implementation(),
+        gcThreshold=",".join(str(t) for t in gc.get_threshold()),
+        cpus=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        optimize=sys.flags.optimize,
+    )

@@ -67,6 +67,7 @@ def test_sigterm_releases_the_lease_and_exits_0(
     assert not lease.spec.holder_identity
     assert lease.spec.lease_duration_seconds == 1
     log = proc.log.read_text()
+    assert "Python settings" in log and "Starting berth scheduler" in log
     assert "Received signal, shutting down" in log and "berth scheduler stopped" in log
 
 
