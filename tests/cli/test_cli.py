@@ -202,3 +202,14 @@ def test_verbosity_and_json_logging(capsys: pytest.CaptureFixture[str]) -> None:
 
     code, _, err = run(capsys, "simulate", state, "--seed", "1")
     assert code == 0 and "Successfully bound" not in err
+
+
+def test_the_readme_standalone_example_config_loads_in_berth_run(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "run", "--config", str(EXAMPLES / "standalone-config.yaml"), "--write-config-to", "-"
+    )
+    assert code == 0
+    cfg = yaml.safe_load(out)
+    assert [p["schedulerName"] for p in cfg["profiles"]] == ["berth-scheduler"]
+    assert cfg["leaderElection"]["leaderElect"] is True
+    assert cfg["leaderElection"]["resourceName"] == "berth-scheduler"
