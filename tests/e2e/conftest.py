@@ -50,13 +50,14 @@ def e2e_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def berth(control_plane: LocalControlPlane, e2e_dir: Path) -> Iterator[BerthServer]:
-    """``berth serve --kubeconfig`` with PreferLabel from ``examples/plugins`` enabled, at -v 2."""
+    """``berth serve --kubeconfig`` with PreferLabel from ``examples/plugins`` enabled, at -v 3 (so that a
+    failure shows why berth dropped a node)."""
     config = e2e_dir / "berth-config.yaml"
     config.write_text(BERTH_CONFIG)
     server = BerthServer(
         control_plane.kubeconfig,
         e2e_dir,
-        ["--config", str(config), "--plugin-module", "prefer_label", "-v", "2"],
+        ["--config", str(config), "--plugin-module", "prefer_label", "-v", "3"],
         env={"PYTHONPATH": str(PLUGINS_DIR)},
     )
     server.start()

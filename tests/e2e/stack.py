@@ -196,6 +196,7 @@ class ExtenderEntry:
     filter_verb: str = "filter"
     prioritize_verb: str = "prioritize"
     bind_verb: str = "bind"
+    preempt_verb: str = ""
     weight: int = 1
     ignorable: bool = False
     http_timeout: str = "5s"
@@ -217,6 +218,8 @@ class ExtenderEntry:
         }
         if self.bind_verb:
             out["bindVerb"] = self.bind_verb
+        if self.preempt_verb:
+            out["preemptVerb"] = self.preempt_verb
         if self.managed_resources:
             out["managedResources"] = self.managed_resources
         if self.enable_https:
