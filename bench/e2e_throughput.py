@@ -15,18 +15,29 @@ scheduler_perf's throughput collector samples scheduled pods): ``avg`` is bound 
 from the first bind to the last, ``p50`` the median of the full one-second samples. kube-scheduler's
 clientConnection qps/burst are 5000/5000 as in scheduler_perf; berth's are the same.
 
-Usage: ``.venv/bin/python bench/e2e_throughput.py [--nodes 200] [--pods 1000] [--keep-logs DIR]``
+Each round also reports the CPU seconds per bound pod of every process of the stack (from
+``/proc/PID/stat``, sched start to last bind) and of everything else on the machine (``/proc/stat``
+minus those): the machine is shared, and on 2 cores kube-scheduler, kube-apiserver, etcd and berth
+compete for CPU, so a round's throughput is bounded by what they need per pod together.
+``--repeat N`` runs the pair of rounds N times (alternating, in fresh namespaces) and reports the
+median ratio, which is steadier than one pair on a noisy machine.
+
+Usage: ``.venv/bin/python bench/e2e_throughput.py [--nodes 200] [--pods 1000] [--repeat 1] [--keep-logs DIR]``
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import shutil
+import ssl
 import statistics
 import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +54,81 @@ from kube.controlplane import LocalControlPlane, default_bin_dir  # noqa: E402
 
 QPS = 5000
 ZONES = ("zone-a", "zone-b", "zone-c")
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) used so far by process ``pid`` (0.0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime (fields 14 and 15)
+
+
+def machine_cpu() -> float:
+    """CPU seconds the whole machine has been busy (all cores, everything but idle and iowait)."""
+    try:
+        with open("/proc/stat") as f:
+            values = [int(v) for v in f.readline().split()[1:]]
+    except OSError:
+        return 0.0
+    return (sum(values[:8]) - values[3] - values[4]) / _TICK
+
+
+def scrape(url: str, ctx: ssl.SSLContext | None = None) -> dict[str, float]:
+    """A Prometheus text endpoint as ``{'name{labels}': value}`` (empty if it cannot be read)."""
+    try:
+        with urllib.request.urlopen(url, timeout=10, context=ctx) as resp:
+            text = resp.read().decode()
+    except OSError:
+        return {}
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            key, _, value = line.rpartition(" ")
+            with contextlib.suppress(ValueError):
+                out[key] = float(value)
+    return out
+
+
+def mean_ms(after: dict[str, float], before: dict[str, float], series: str) -> float | None:
+    """Mean of a histogram/summary ``series`` (``name{labels}`` without _sum/_count) over the round, ms."""
+    name, _, labels = series.partition("{")
+    labels = "{" + labels if labels else ""
+    count = after.get(f"{name}_count{labels}", 0.0) - before.get(f"{name}_count{labels}", 0.0)
+    total = after.get(f"{name}_sum{labels}", 0.0) - before.get(f"{name}_sum{labels}", 0.0)
+    return 1e3 * total / count if count else None
+
+
+# Where a pod's time goes, per round: kube-scheduler's own view, and berth's (in the app, request in
+# to answer out; the difference to kube-scheduler's view is the network, HTTP parsing outside the
+# app, and waiting for a CPU or the GIL).
+KUBE_SCHEDULER_SERIES = {
+    "ks attempt": "scheduler_scheduling_attempt_duration_seconds"
+    '{profile="default-scheduler",result="scheduled"}',
+    "ks algorithm": "scheduler_scheduling_algorithm_duration_seconds",
+}
+BERTH_SERIES = {
+    f"berth {verb}": f'http_request_duration_seconds{{handler="/{verb}",method="POST"}}'
+    for verb in ("filter", "prioritize", "bind")
+}
+
+
+class CpuMeter:
+    """CPU seconds used by named processes, and by the rest of the machine, between two readings."""
+
+    def __init__(self, pids: dict[str, int]) -> None:
+        self.pids = pids
+        self._start = {name: process_cpu(pid) for name, pid in pids.items()}
+        self._machine = machine_cpu()
+
+    def read(self) -> dict[str, float]:
+        """Seconds per process since construction, plus ``other`` (the rest of the machine)."""
+        used = {name: process_cpu(pid) - self._start[name] for name, pid in self.pids.items()}
+        used["other"] = max(0.0, machine_cpu() - self._machine - sum(used.values()))
+        return used
 
 
 @dataclass
@@ -55,6 +141,10 @@ class Round:
     seconds: float
     average: float
     p50: float
+    cpu: dict[str, float]
+    """CPU seconds per process over the round (kube-scheduler start to last bind)."""
+    latency: dict[str, float | None]
+    """Mean ms per call of :data:`KUBE_SCHEDULER_SERIES` and :data:`BERTH_SERIES` over the round."""
 
 
 def node_body(i: int) -> dict[str, object]:
@@ -174,14 +264,14 @@ class BindWatch:
 def measure(name: str, watch: BindWatch, pods: int) -> Round:
     times = sorted(watch.times.values())
     if len(times) < 2:
-        return Round(name, pods, len(times), 0.0, 0.0, 0.0)
+        return Round(name, pods, len(times), 0.0, 0.0, 0.0, {}, {})
     start, end = times[0], times[-1]
     seconds = end - start
     buckets = [0] * (int(seconds) + 1)
     for t in times:
         buckets[int(t - start)] += 1
     full = buckets[:-1] or buckets  # the last second is partial
-    return Round(name, pods, len(times), seconds, (len(times) - 1) / seconds, statistics.median(full))
+    return Round(name, pods, len(times), seconds, (len(times) - 1) / seconds, statistics.median(full), {}, {})
 
 
 def run_round(
@@ -191,8 +281,10 @@ def run_round(
     workdir: Path,
     pods: int,
     extenders: list[ExtenderEntry],
+    stack_pids: dict[str, int],
+    berth_url: str = "",
 ) -> Round:
-    namespace = "-".join(w for w in name.replace("+", " ").lower().split())
+    namespace = "-".join(w for w in name.replace("+", " ").replace("#", " ").lower().split())
     client.request("POST", "/api/v1/namespaces", body={"metadata": {"name": namespace}})
     print(f"[{name}] creating {pods} pods", file=sys.stderr)
     create_all(client, f"/api/v1/namespaces/{namespace}/pods", [pod_body(i) for i in range(pods)])
@@ -201,11 +293,26 @@ def run_round(
     sched = KubeScheduler(cp.bin_dir, cp.kubeconfig, workdir, config, f"kube-scheduler-{namespace}")
     print(f"[{name}] starting kube-scheduler", file=sys.stderr)
     sched.start(verbosity=1)
+    assert sched.popen is not None
+    meter = CpuMeter({"kube-scheduler": sched.popen.pid, **stack_pids})
+    berth_before = scrape(f"{berth_url}/metrics") if berth_url else {}
+    insecure = ssl.create_default_context()
+    insecure.check_hostname = False
+    insecure.verify_mode = ssl.CERT_NONE  # kube-scheduler's serving certificate is self-signed
     try:
         watch.wait(pods, timeout=300)
+        cpu = meter.read()
+        ks = scrape(f"https://127.0.0.1:{sched.port}/metrics", insecure)
+        berth_after = scrape(f"{berth_url}/metrics") if berth_url else {}
     finally:
         sched.stop()
     result = measure(name, watch, pods)
+    result.cpu = cpu
+    result.latency = {label: mean_ms(ks, {}, series) for label, series in KUBE_SCHEDULER_SERIES.items()}
+    if berth_url:
+        result.latency |= {
+            label: mean_ms(berth_after, berth_before, series) for label, series in BERTH_SERIES.items()
+        }
     listed = client.get_json(f"/api/v1/namespaces/{namespace}/pods")["items"]
     bound = sum(1 for p in listed if p["spec"].get("nodeName"))
     if bound != result.bound:
@@ -222,6 +329,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=200)
     parser.add_argument("--pods", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=1, help="run the pair of rounds this many times")
     parser.add_argument(
         "--no-bind-round", action="store_true", help="also measure berth as a filter/prioritize-only extender"
     )
@@ -232,26 +340,50 @@ def main() -> int:
     cp = LocalControlPlane(default_bin_dir(), ready_timeout=120.0)
     cp.start()
     berth: BerthServer | None = None
+    rounds: list[Round] = []
+    pairs: list[tuple[Round, Round]] = []
     try:
         client = KubeClient.from_config(str(cp.kubeconfig), qps=QPS, burst=QPS)
         print(f"creating {args.nodes} nodes", file=sys.stderr)
         create_all(client, "/api/v1/nodes", [node_body(i) for i in range(args.nodes)])
-        rounds = [run_round("kube-scheduler", cp, client, workdir, args.pods, [])]
+        plane = {p.name: p.popen.pid for p in cp._procs if p.popen.poll() is None}
 
         berth_config = workdir / "berth-config.yaml"
         berth_config.write_text(
             "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
             f"clientConnection:\n  qps: {QPS}\n  burst: {QPS}\n"
         )
-        berth = BerthServer(cp.kubeconfig, workdir, ["--config", str(berth_config)]).start()
-        entry = ExtenderEntry(berth.url, node_cache_capable=True)
-        rounds.append(run_round("kube-scheduler + berth", cp, client, workdir, args.pods, [entry]))
+        for n in range(args.repeat):
+            suffix = f" #{n + 1}" if args.repeat > 1 else ""
+            alone = run_round(f"kube-scheduler{suffix}", cp, client, workdir, args.pods, [], plane)
+            rounds.append(alone)
+            if berth is None:
+                berth = BerthServer(cp.kubeconfig, workdir, ["--config", str(berth_config)]).start()
+            assert berth.popen is not None
+            pids = {**plane, "berth": berth.popen.pid}
+            entry = ExtenderEntry(berth.url, node_cache_capable=True)
+            ext = run_round(
+                f"kube-scheduler + berth{suffix}", cp, client, workdir, args.pods, [entry], pids, berth.url
+            )
+            rounds.append(ext)
+            pairs.append((alone, ext))
+        assert berth is not None
         binds = berth.metric("berth_extender_requests_total", {"verb": "bind", "result": "success"})
         if args.no_bind_round:
             # Where the time goes: the same extender without bindVerb (kube-scheduler binds itself).
+            assert berth.popen is not None
             entry = ExtenderEntry(berth.url, node_cache_capable=True, bind_verb="")
             rounds.append(
-                run_round("kube-scheduler + berth no bindVerb", cp, client, workdir, args.pods, [entry])
+                run_round(
+                    "kube-scheduler + berth no bindVerb",
+                    cp,
+                    client,
+                    workdir,
+                    args.pods,
+                    [entry],
+                    {**plane, "berth": berth.popen.pid},
+                    berth.url,
+                )
             )
     finally:
         if berth is not None:
@@ -268,12 +400,29 @@ def main() -> int:
     print("|---|---|---|---|---|")
     for r in rounds:
         print(f"| {r.name} | {r.bound}/{r.pods} | {r.seconds:.1f} | {r.average:.0f} | {r.p50:.0f} |")
-    base, ext = rounds[0], rounds[1]
-    ratio = ext.average / base.average if base.average else 0.0
+    print("\nCPU ms per bound pod, kube-scheduler start to last bind ('other': the rest of the machine):\n")
+    names = ["kube-scheduler", "berth", "kube-apiserver", "etcd", "other"]
+    print("| setup | " + " | ".join(names) + " | total |")
+    print("|---" * (len(names) + 2) + "|")
+    for r in rounds:
+        per_pod = {k: 1e3 * v / max(r.bound, 1) for k, v in r.cpu.items()}
+        cells = [f"{per_pod[k]:.2f}" if k in per_pod else "-" for k in names]
+        print(f"| {r.name} | " + " | ".join(cells) + f" | {sum(per_pod.values()):.2f} |")
+    print("\nMean ms per call over the round (ks: kube-scheduler's metrics; berth: inside its app):\n")
+    labels = [*KUBE_SCHEDULER_SERIES, *BERTH_SERIES]
+    print("| setup | " + " | ".join(labels) + " |")
+    print("|---" * (len(labels) + 1) + "|")
+    for r in rounds:
+        cells = [f"{v:.2f}" if (v := r.latency.get(k)) is not None else "-" for k in labels]
+        print(f"| {r.name} | " + " | ".join(cells) + " |")
+    ratios = [e.average / b.average if b.average else 0.0 for b, e in pairs]
+    p50s = [e.p50 / b.p50 if b.p50 else 0.0 for b, e in pairs]
     print(
-        f"\nwith berth / without: {ratio:.2f}x average, {ext.p50 / base.p50 if base.p50 else 0:.2f}x p50 ",
+        f"\nwith berth / without: {statistics.median(ratios):.2f}x average, {statistics.median(p50s):.2f}x p50 ",
         end="",
     )
+    if len(pairs) > 1:
+        print(f"(median of {len(pairs)} pairs: {', '.join(f'{r:.2f}' for r in ratios)}) ", end="")
     print(f"(target >= 0.6x); berth /bind successes: {binds:.0f}")
     return 0
 

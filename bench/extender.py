@@ -4,8 +4,9 @@ Cluster: N nodes (4-16 cpu, 16-64Gi, labels, conditions, images: a trimmed real 
 two running pods per node in berth's cache. Pods: cpu/memory requests only. For every pod the
 bench posts /filter with all N nodes, then /prioritize with the nodes /filter passed, as
 kube-scheduler does. Modes: ``NodeNames`` (nodeCacheCapable: true) and ``Nodes`` (full objects
-in the body). Requests go through httpx.AsyncClient + ASGITransport, so the numbers include the
-app's middleware (metrics), body reading, decoding and encoding, but not a socket.
+in the body). Requests go through httpx.AsyncClient + ASGITransport into the app's verb fast path
+(app.server.fastpath), so the numbers include the metrics, body reading, decoding and encoding, but
+not a socket or uvicorn's HTTP parsing.
 
 ``engine`` is the share of the latency spent in Engine.filter_nodes / score_nodes; the rest is
 HTTP plumbing, decoding and encoding. Fixed seed: repeated runs send the same requests.

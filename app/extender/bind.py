@@ -202,12 +202,24 @@ class Binder:
         try:
             self.client.bind(args.pod_namespace, args.pod_name, args.pod_uid, args.node)
         except Exception as err:
-            status = _status_of(err)
-            if status == HTTP_CONFLICT:
-                return self._resolve_conflict(args, err)
-            if status is None:
-                logs.warning("Binding failed", pod=args.key, node=args.node, err=str(err))
-            return BindResult(f"binding pod {args.key} to node {args.node}: {_message_of(err)}")
+            return self.failed(args, err)
+        return self.bound(args, known)
+
+    def failed(self, args: BindingArgs, err: Exception) -> BindResult:
+        """The answer for a Binding the client raised ``err`` for; blocking on a 409 (reads the pod).
+
+        Split from :meth:`bind_blocking` for callers that create the Binding another way (the
+        server's event-loop client) and share everything after it.
+        """
+        status = _status_of(err)
+        if status == HTTP_CONFLICT:
+            return self._resolve_conflict(args, err)
+        if status is None:
+            logs.warning("Binding failed", pod=args.key, node=args.node, err=str(err))
+        return BindResult(f"binding pod {args.key} to node {args.node}: {_message_of(err)}")
+
+    def bound(self, args: BindingArgs, known: Pod | None) -> BindResult:
+        """The answer for a Binding created; blocking when ``known`` is None (reads the pod)."""
         logs.info("Successfully bound pod to node", 2, pod=args.key, node=args.node)
         if known is None:
             known = self._read_pod(args)

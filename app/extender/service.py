@@ -157,7 +157,11 @@ class ExtenderService:
         except (NoProfileError, SchedulingError) as err:
             return [], _error_text(err)
         max_total = max_total_score(fwk)
-        return [HostPriority(s.name, extender_score(s.total, max_total)) for s in scores], ""
+        if max_total <= 0:
+            return [HostPriority(s.name, 0) for s in scores], ""
+        # extender_score inlined: this runs once per node per /prioritize.
+        top = MAX_EXTENDER_PRIORITY
+        return [HostPriority(s.name, min(top, max(0, s.total * top // max_total))) for s in scores], ""
 
     # --- nodes ---------------------------------------------------------------------------
 

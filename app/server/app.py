@@ -51,7 +51,7 @@ from app.extender.service import ExtenderService
 from app.extender.wire import encode_error
 from app.scheduler.scheduler import Engine
 from app.server.bind import install_bind
-from app.server.chain import REQUEST_ID
+from app.server.fastpath import ExtenderApp, HttpSeries, InstrumentationMetrics, internal_error_message
 from app.server.health import Check, ShutdownCheck, install_health, ping
 from app.server.info import configz, version_info
 from app.server.verbs import install_verbs
@@ -74,24 +74,30 @@ def create_component_app(
     healthz_checks: Mapping[str, Check] | None = None,
     readyz_checks: Mapping[str, Check] | None = None,
     summary: str = "A Kubernetes scheduler with kube-scheduler v1.36.3 semantics.",
+    app_class: type[FastAPI] = FastAPI,
 ) -> FastAPI:
     """The endpoints every berth component serves: health, /metrics, /configz, /version, /docs.
 
     ``config_dump`` is what /configz shows; ``version`` feeds /version. ``healthz_checks`` are added
     to /healthz after ``ping``; ``readyz_checks`` to /readyz after ``ping`` and ``shutdown`` (an
     informer-sync check, say). ``app.state.shutdown`` is the :class:`~app.server.health.ShutdownCheck`;
-    a server flips it when a graceful shutdown begins, and the lifespan flips it when the app stops.
-    Callers add their own routes to the returned app.
+    a server flips it when a graceful shutdown begins, and the lifespan flips it when the app stops,
+    then calls each of ``app.state.closers``. Callers add their own routes to the returned app, an
+    instance of ``app_class``.
     """
     shutdown = ShutdownCheck()
+    closers: list[Callable[[], None]] = []
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
         shutdown.shutting_down = True
+        for close in closers:
+            close()
 
-    app = FastAPI(title="berth", version=version, summary=summary, lifespan=lifespan)
+    app = app_class(title="berth", version=version, summary=summary, lifespan=lifespan)
     app.state.shutdown = shutdown
+    app.state.closers = closers
     install_health(
         app,
         {
@@ -132,18 +138,28 @@ def create_app(
     ``max_request_bytes`` get 413. ``binder`` serves /bind (None: /bind answers that berth has no
     cluster connection); the verbs then remember the pods they see, so that a bind can count its
     pod in the cache at once.
+
+    The app is an :class:`~app.server.fastpath.ExtenderApp`: ``POST`` to a verb skips FastAPI's
+    middleware and routing (the verbs' routes stay, documented, for anything else).
     """
     app = create_component_app(
         config_dump=config_dump,
         version=version,
         readyz_checks=readyz_checks,
         summary="A Kubernetes scheduler extender with kube-scheduler v1.36.3 semantics.",
+        app_class=ExtenderApp,
     )
+    assert isinstance(app, ExtenderApp)
     service = (
         ExtenderService(engine, profile) if binder is None else RememberingService(engine, profile, binder)
     )
-    install_verbs(app, service, max_request_bytes)
-    install_bind(app, binder, max_request_bytes)
+    for verb in install_verbs(app, service, max_request_bytes):
+        app.add_fast_verb(f"/{verb.name}", verb)
+    bind_verb = install_bind(app, binder, max_request_bytes)
+    app.add_fast_verb("/bind", bind_verb)
+    app.state.closers.append(bind_verb.close)
+    if _http_instrumentation is not None:
+        app.http_metrics = HttpSeries.find() or InstrumentationMetrics(_http_instrumentation)
     app.openapi = _openapi_with_wire_types(app)  # type: ignore[method-assign]
     return app
 
@@ -158,11 +174,7 @@ def _install_error_handlers(app: FastAPI) -> None:
         # the other routes, and it never shows a traceback. Starlette re-raises the exception after
         # this answer, so the handler chain (or, for a bare app, uvicorn) logs it once, with the
         # request ID this body quotes.
-        request_id = request.scope.get(REQUEST_ID)
-        message = (
-            f"internal server error (request ID {request_id})" if request_id else "internal server error"
-        )
-        return Response(encode_error(message), 500, media_type=_JSON)
+        return Response(encode_error(internal_error_message(request.scope)), 500, media_type=_JSON)
 
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(Exception, internal_error)

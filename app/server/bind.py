@@ -10,30 +10,37 @@ Status codes, as for the other verbs (kube-scheduler reads the body of an HTTP 2
 
 Unlike /filter and /prioritize, the work here is waiting on the API server, so the blocking client
 call runs in a worker thread: binds run concurrently (kube-scheduler binds in goroutines) and the
-event loop keeps serving /filter meanwhile. The cache update after a bind runs back on the loop,
-where the engine is used.
+event loop keeps serving /filter meanwhile. With berth's own cluster client (``berth serve
+--kubeconfig``) the Binding is instead created from the event loop by
+:class:`~app.server.loopbind.LoopBindingClient`, far cheaper than urllib3 in threads; other clients
+run in berth's own workers, at most :data:`BIND_WORKERS` of them, so that binds reuse the client's
+pooled connections. The cache update after a bind runs on the loop, where the engine is used.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from concurrent.futures import ThreadPoolExecutor
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI
 from pydantic import BaseModel, ConfigDict, Field
-from starlette.concurrency import run_in_threadpool
+from starlette.types import Receive, Scope
 
 from app.extender.bind import (
     NO_CLUSTER_ERROR,
     Binder,
+    BindingArgs,
     BindResult,
     decode_binding_args,
     encode_binding_result,
 )
 from app.extender.wire import WireError, encode_error
 from app.server.body import BodyError, read_body
-from app.server.verbs import REQUESTS
+from app.server.loopbind import LoopBindingClient
+from app.server.verbs import REQUESTS, route_of
 
-__all__ = ["install_bind"]
+__all__ = ["BIND_WORKERS", "BindVerb", "install_bind"]
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +73,99 @@ class _ErrorBody(BaseModel):
     error: str = Field(alias="Error")
 
 
-def install_bind(app: FastAPI, binder: Binder | None, max_request_bytes: int) -> None:
-    """Add POST /bind to ``app``; without a ``binder`` it answers :data:`NO_CLUSTER_ERROR`."""
+BIND_WORKERS = 8
+"""Binds in flight at once (the rest wait in the executor's queue).
 
-    @app.post(
+Each bind holds one connection of the cluster client's pool while it waits on the API server. The
+pool keeps at most ``connection_pool_maxsize`` idle connections (10 on 2 cores) and opens a new one,
+with a full TLS handshake that costs berth and the API server far more CPU than the bind itself,
+whenever every kept one is in use; a connection returned to a full pool is dropped. kube-scheduler
+binds in unbounded goroutines, so the threadpool's 40 workers kept opening and dropping
+connections under load; 8 stay within what the pool keeps and still overlap the API server's
+latency.
+"""
+
+
+class BindVerb:
+    """POST /bind as a :class:`~app.server.verbs.Verb`: decode, bind in a worker thread, record."""
+
+    name = _VERB
+
+    def __init__(self, binder: Binder | None, limit: int, workers: int = BIND_WORKERS) -> None:
+        self.binder = binder
+        self.limit = limit
+        # berth's own cluster client: the Binding is created from the event loop (loopbind).
+        self.loop_client = None if binder is None else LoopBindingClient.for_client(binder.client)
+        # Created lazily: an app without a binder (or that never binds) starts no threads.
+        self._workers = workers
+        self._executor: ThreadPoolExecutor | None = None
+
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(self._workers, thread_name_prefix="berth-bind")
+        return self._executor
+
+    def close(self) -> None:
+        """Stop the worker threads once the binds under way are done; close pooled connections."""
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=False)
+        if self.loop_client is not None:
+            self.loop_client.close()
+
+    async def handle(self, scope: Scope, receive: Receive) -> tuple[int, bytes]:
+        """Read and decode the request, bind, answer ``ExtenderBindingResult``."""
+        try:
+            args = decode_binding_args(await read_body(scope, receive, self.limit))
+        except BodyError as err:
+            REQUESTS.labels(_VERB, "bad_request").inc()
+            return err.status_code, encode_error(err.message)
+        except WireError as err:
+            REQUESTS.labels(_VERB, "bad_request").inc()
+            return 400, encode_error(str(err))
+        binder = self.binder
+        if binder is None:
+            result = BindResult(NO_CLUSTER_ERROR)
+        else:
+            try:
+                result = await self._bind(binder, args)
+                binder.record(args, result)
+            except Exception as err:  # never a 500: kube-scheduler would only see "code 500"
+                log.exception("extender bind failed for pod %s", args.key)
+                result = BindResult(f"internal error: {type(err).__name__}: {err}")
+        if result.error:
+            log.warning("extender bind of pod %s to node %s: %s", args.key, args.node, result.error)
+            REQUESTS.labels(_VERB, "error").inc()
+        else:
+            REQUESTS.labels(_VERB, "success").inc()
+        return 200, encode_binding_result(result.error)
+
+    async def _bind(self, binder: Binder, args: BindingArgs) -> BindResult:
+        """Create the Binding: on the loop with berth's client, else in a worker thread.
+
+        Only the uncommon, blocking follow-ups (reading the pod after a 409 or when /filter never
+        saw it) leave the loop with the loop client.
+        """
+        loop = asyncio.get_running_loop()
+        known = binder.take(args)
+        if self.loop_client is None:
+            return await loop.run_in_executor(self._pool(), binder.bind_blocking, args, known)
+        try:
+            await self.loop_client.bind(args.pod_namespace, args.pod_name, args.pod_uid, args.node)
+        except Exception as err:
+            return await loop.run_in_executor(self._pool(), binder.failed, args, err)
+        if known is not None:
+            return binder.bound(args, known)
+        return await loop.run_in_executor(self._pool(), binder.bound, args, None)
+
+
+def install_bind(app: FastAPI, binder: Binder | None, max_request_bytes: int) -> BindVerb:
+    """Add POST /bind to ``app``; without a ``binder`` it answers :data:`NO_CLUSTER_ERROR`.
+
+    Returns the verb, for the fast path.
+    """
+    verb = BindVerb(binder, max_request_bytes)
+    app.post(
         "/bind",
         tags=["extender"],
         summary="Bind a pod to a node (creates the pods/binding subresource)",
@@ -84,28 +180,6 @@ def install_bind(app: FastAPI, binder: Binder | None, max_request_bytes: int) ->
                 "content": {_JSON: {"schema": ExtenderBindingArgs.model_json_schema(by_alias=True)}},
             }
         },
-    )
-    async def bind_verb(request: Request) -> Response:
-        try:
-            args = decode_binding_args(await read_body(request, max_request_bytes))
-        except BodyError as err:
-            REQUESTS.labels(_VERB, "bad_request").inc()
-            return Response(encode_error(err.message), err.status_code, media_type=_JSON)
-        except WireError as err:
-            REQUESTS.labels(_VERB, "bad_request").inc()
-            return Response(encode_error(str(err)), 400, media_type=_JSON)
-        if binder is None:
-            result = BindResult(NO_CLUSTER_ERROR)
-        else:
-            try:
-                result = await run_in_threadpool(binder.bind_blocking, args, binder.take(args))
-                binder.record(args, result)
-            except Exception as err:  # never a 500: kube-scheduler would only see "code 500"
-                log.exception("extender bind failed for pod %s", args.key)
-                result = BindResult(f"internal error: {type(err).__name__}: {err}")
-        if result.error:
-            log.warning("extender bind of pod %s to node %s: %s", args.key, args.node, result.error)
-            REQUESTS.labels(_VERB, "error").inc()
-        else:
-            REQUESTS.labels(_VERB, "success").inc()
-        return Response(encode_binding_result(result.error), 200, media_type=_JSON)
+        name="bind_verb",
+    )(route_of(verb))
+    return verb

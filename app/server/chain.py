@@ -25,7 +25,7 @@ their status code.
 
 from __future__ import annotations
 
-import secrets
+import random
 import time
 import traceback
 
@@ -111,7 +111,10 @@ class HandlerChain:
             await self.app(scope, receive, send)
             return
         start = time.perf_counter()
-        request_id = secrets.token_hex(8)
+        # Not secrets.token_hex: os.urandom releases the GIL for its syscall on every request, and
+        # the event loop then waits for a bind or informer thread to hand it back. A log
+        # correlation ID needs to be unique, not unpredictable.
+        request_id = f"{random.getrandbits(64):016x}"
         scope[REQUEST_ID] = request_id
         status = 0
 

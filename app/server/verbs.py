@@ -12,16 +12,21 @@ Status codes (kube-scheduler reads the body of an HTTP 200 only):
 
 The engine is CPU-bound and not thread-safe, so the handlers are ``async`` and run it inline on
 the event loop: no threadpool hop, and requests are served one at a time.
+
+Each verb is a :class:`Verb` working on the raw ASGI scope and ``receive``: ``berth serve`` reaches
+it through the fast path of :mod:`app.server.fastpath` (no routing, middleware or ``Request``
+objects per call); the FastAPI routes installed here run the same object and document the verbs.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Protocol, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, Generic, Protocol, TypeVar
 
 from fastapi import FastAPI, Request, Response
 from prometheus_client import Counter
+from starlette.types import Receive, Scope
 
 from app.api.objects import Pod
 from app.extender import preempt, schema
@@ -41,7 +46,7 @@ from app.extender.wire import (
 )
 from app.server.body import BodyError, read_body
 
-__all__ = ["REQUESTS", "install_verbs"]
+__all__ = ["REQUESTS", "EngineVerb", "Verb", "engine_verbs", "install_verbs", "route_of"]
 
 log = logging.getLogger(__name__)
 
@@ -87,8 +92,67 @@ class _Args(Protocol):
 A = TypeVar("A", bound=_Args)
 
 
-def install_verbs(app: FastAPI, service: ExtenderService, max_request_bytes: int) -> None:
-    """Add the verb routes to ``app``."""
+class Verb(Protocol):
+    """One extender verb's HTTP handling, without a web framework.
+
+    :meth:`handle` reads the body from the raw ASGI ``receive``, runs the verb and counts it in
+    :data:`REQUESTS`; it answers ``(status, JSON body)``. The ASGI fast path
+    (:mod:`app.server.fastpath`) and the verb's FastAPI route (kept for /docs and for apps
+    mounted under a root path) both call it, so the two can never answer differently.
+    """
+
+    name: str
+
+    async def handle(self, scope: Scope, receive: Receive) -> tuple[int, bytes]:
+        """Read, decode and run one call: ``(HTTP status, response body)``."""
+        ...
+
+
+class EngineVerb(Generic[A]):
+    """A verb that runs the engine inline on the event loop: /filter, /prioritize, /preempt."""
+
+    def __init__(
+        self,
+        name: str,
+        decode: Callable[[bytes], A],
+        run: Callable[[A], tuple[bytes, str]],
+        crashed: Callable[[A, str], bytes],
+        limit: int,
+    ) -> None:
+        """``crashed`` builds the 200 answer for an unexpected exception of ``run``."""
+        self.name = name
+        self.decode = decode
+        self.run = run
+        self.crashed = crashed
+        self.limit = limit
+
+    async def handle(self, scope: Scope, receive: Receive) -> tuple[int, bytes]:
+        """Read, decode and run one verb call."""
+        verb = self.name
+        try:
+            args = self.decode(await read_body(scope, receive, self.limit))
+        except BodyError as err:
+            REQUESTS.labels(verb, "bad_request").inc()
+            return err.status_code, encode_error(err.message)
+        except WireError as err:
+            REQUESTS.labels(verb, "bad_request").inc()
+            return 400, encode_error(str(err))
+        try:
+            body, error = self.run(args)
+        except Exception as err:  # never a 500: kube-scheduler would only see "code 500"
+            log.exception("extender %s failed for pod %s", verb, args.pod.key)
+            error = f"internal error: {type(err).__name__}: {err}"
+            body = self.crashed(args, error)
+        if error:
+            log.warning("extender %s for pod %s: %s", verb, args.pod.key, error)
+            REQUESTS.labels(verb, "error").inc()
+        else:
+            REQUESTS.labels(verb, "success").inc()
+        return 200, body
+
+
+def engine_verbs(service: ExtenderService, max_request_bytes: int) -> list[EngineVerb[Any]]:
+    """/filter, /prioritize and /preempt over ``service``."""
     node_cache = NodeCache()
 
     def decode(body: bytes) -> ExtenderArgs:
@@ -108,30 +172,6 @@ def install_verbs(app: FastAPI, service: ExtenderService, max_request_bytes: int
         priorities, error = service.prioritize(args)
         return encode_host_priorities(priorities), error
 
-    @app.post(
-        "/filter",
-        tags=["extender"],
-        summary="Filter nodes for a pod (PreFilter + Filter)",
-        response_model=schema.ExtenderFilterResult,
-        responses=_ERRORS,
-        openapi_extra=_REQUEST_BODY,
-    )
-    async def filter_verb(request: Request) -> Response:
-        return await _serve(request, "filter", decode, run_filter, filter_crashed, max_request_bytes)
-
-    @app.post(
-        "/prioritize",
-        tags=["extender"],
-        summary="Score nodes for a pod (PreScore + Score), 0..10",
-        response_model=list[schema.HostPriority],
-        responses=_ERRORS,
-        openapi_extra=_REQUEST_BODY,
-    )
-    async def prioritize_verb(request: Request) -> Response:
-        return await _serve(
-            request, "prioritize", decode, run_prioritize, prioritize_crashed, max_request_bytes
-        )
-
     def run_preempt(args: PreemptionArgs) -> tuple[bytes, str]:
         result = preempt.preempt(service, args)
         return encode_preemption_result(result), result.error
@@ -139,7 +179,45 @@ def install_verbs(app: FastAPI, service: ExtenderService, max_request_bytes: int
     def preempt_crashed(args: PreemptionArgs, error: str) -> bytes:
         return encode_preemption_result(preempt.unchanged(args, error))
 
-    @app.post(
+    return [
+        EngineVerb("filter", decode, run_filter, filter_crashed, max_request_bytes),
+        EngineVerb("prioritize", decode, run_prioritize, prioritize_crashed, max_request_bytes),
+        EngineVerb("preempt", decode_preemption_args, run_preempt, preempt_crashed, max_request_bytes),
+    ]
+
+
+def route_of(verb: Verb) -> Callable[[Request], Awaitable[Response]]:
+    """A FastAPI endpoint running ``verb`` (the path the fast path does not take)."""
+
+    async def endpoint(request: Request) -> Response:
+        status, body = await verb.handle(request.scope, request.receive)
+        return Response(body, status, media_type=_JSON)
+
+    return endpoint
+
+
+def install_verbs(app: FastAPI, service: ExtenderService, max_request_bytes: int) -> list[Verb]:
+    """Add the verb routes to ``app`` (documented in /openapi.json); return the verbs for the fast path."""
+    filter_verb, prioritize_verb, preempt_verb = engine_verbs(service, max_request_bytes)
+    app.post(
+        "/filter",
+        tags=["extender"],
+        summary="Filter nodes for a pod (PreFilter + Filter)",
+        response_model=schema.ExtenderFilterResult,
+        responses=_ERRORS,
+        openapi_extra=_REQUEST_BODY,
+        name="filter_verb",
+    )(route_of(filter_verb))
+    app.post(
+        "/prioritize",
+        tags=["extender"],
+        summary="Score nodes for a pod (PreScore + Score), 0..10",
+        response_model=list[schema.HostPriority],
+        responses=_ERRORS,
+        openapi_extra=_REQUEST_BODY,
+        name="prioritize_verb",
+    )(route_of(prioritize_verb))
+    app.post(
         "/preempt",
         tags=["extender"],
         summary="Check and trim preemption victims per node (berth's filters with the victims gone)",
@@ -147,39 +225,6 @@ def install_verbs(app: FastAPI, service: ExtenderService, max_request_bytes: int
         response_model_exclude_none=True,
         responses=_PREEMPT_ERRORS,
         openapi_extra=_PREEMPT_REQUEST_BODY,
-    )
-    async def preempt_verb(request: Request) -> Response:
-        return await _serve(
-            request, "preempt", decode_preemption_args, run_preempt, preempt_crashed, max_request_bytes
-        )
-
-
-async def _serve(
-    request: Request,
-    verb: str,
-    decode: Callable[[bytes], A],
-    run: Callable[[A], tuple[bytes, str]],
-    crashed: Callable[[A, str], bytes],
-    limit: int,
-) -> Response:
-    """Read, decode and run one verb call; ``crashed`` builds the 200 answer for an unexpected exception."""
-    try:
-        args = decode(await read_body(request, limit))
-    except BodyError as err:
-        REQUESTS.labels(verb, "bad_request").inc()
-        return Response(encode_error(err.message), err.status_code, media_type=_JSON)
-    except WireError as err:
-        REQUESTS.labels(verb, "bad_request").inc()
-        return Response(encode_error(str(err)), 400, media_type=_JSON)
-    try:
-        body, error = run(args)
-    except Exception as err:  # never a 500: kube-scheduler would only see "code 500"
-        log.exception("extender %s failed for pod %s", verb, args.pod.key)
-        error = f"internal error: {type(err).__name__}: {err}"
-        body = crashed(args, error)
-    if error:
-        log.warning("extender %s for pod %s: %s", verb, args.pod.key, error)
-        REQUESTS.labels(verb, "error").inc()
-    else:
-        REQUESTS.labels(verb, "success").inc()
-    return Response(body, 200, media_type=_JSON)
+        name="preempt_verb",
+    )(route_of(preempt_verb))
+    return [filter_verb, prioritize_verb, preempt_verb]
