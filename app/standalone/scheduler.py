@@ -92,14 +92,22 @@ class Scheduler:
         self._in_flight_lock = threading.Lock()
         self._loop: threading.Thread | None = None
         self._stopping = threading.Event()
+        self._lifecycle = threading.Lock()
 
     # --- lifecycle ---------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the queue's flush loops and the ScheduleOne thread (never the caller's thread)."""
-        self.queue.run()
-        self._loop = threading.Thread(target=self._run, name="schedule-one", daemon=True)
-        self._loop.start()
+        """Start the queue's flush loops and the ScheduleOne thread (never the caller's thread).
+
+        A no-op once :meth:`stop` has been called: leadership can arrive while a signal is
+        already shutting the process down.
+        """
+        with self._lifecycle:
+            if self._stopping.is_set():
+                return
+            self.queue.run()
+            self._loop = threading.Thread(target=self._run, name="schedule-one", daemon=True)
+            self._loop.start()
 
     def _run(self) -> None:
         while not self._stopping.is_set():
@@ -110,10 +118,12 @@ class Scheduler:
 
     def stop(self, timeout: float = 10.0) -> bool:
         """Stop taking pods, then wait up to ``timeout`` for in-flight bindings; True if all finished."""
-        self._stopping.set()
+        with self._lifecycle:  # so that start() either finished or will not start
+            self._stopping.set()
+            loop = self._loop
         self.queue.close()
-        if self._loop is not None:
-            self._loop.join(timeout)
+        if loop is not None:
+            loop.join(timeout)
         deadline = time.monotonic() + timeout
         with self._in_flight_lock:
             pending = list(self._in_flight)

@@ -1,0 +1,74 @@
+"""The ScheduleOne loop's lifecycle: a shutdown can come before leadership starts the loop."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from app.backend.queue.scheduling_queue import PriorityQueue
+from app.config import load_config
+from app.plugins.registry import in_tree_registry
+from app.scheduler.scheduler import Engine
+from app.standalone.scheduler import Scheduler
+
+
+class _NoStatus:
+    def update_pod_scheduled_condition(
+        self, pod: object, *, reason: str, message: str, nominated_node_name: str | None
+    ) -> None:
+        raise AssertionError("no pod is scheduled in these tests")
+
+
+def _scheduler() -> Scheduler:
+    registry = in_tree_registry()
+    engine = Engine(load_config(None, registry), registry, seed=1)
+    queue = PriorityQueue.for_profiles(engine.profiles, nominator=engine.nominator)
+    return Scheduler(engine, queue, lookup_pod=lambda key: None, recorders={}, status=_NoStatus())
+
+
+def test_stop_before_start_and_a_late_start_runs_no_loop() -> None:
+    # A SIGTERM can arrive while leadership is still starting the loop (kube's "Started leading" and
+    # the signal race): stop() must not fail, and the late start() must not start the loop.
+    s = _scheduler()
+    assert s.stop(timeout=1.0)
+    s.start()
+    assert not any(t.name == "schedule-one" for t in threading.enumerate())
+
+
+def test_stop_ends_a_started_loop() -> None:
+    s = _scheduler()
+    s.start()
+    assert any(t.name == "schedule-one" for t in threading.enumerate())
+    assert s.stop(timeout=5.0)
+    assert not any(t.name == "schedule-one" and t.is_alive() for t in threading.enumerate())
+
+
+def test_a_stop_racing_the_start_never_joins_an_unstarted_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The race seen on a SIGTERM right after "Started leading": stop() ran between the creation of the
+    # ScheduleOne thread and its start, and join() raised "cannot join thread before it is started".
+    s = _scheduler()
+    errors: list[BaseException] = []
+    stoppers: list[threading.Thread] = []
+    original = threading.Thread
+
+    def stop() -> None:
+        try:
+            s.stop(timeout=5.0)
+        except BaseException as err:
+            errors.append(err)
+
+    class RacingThread(original):
+        def start(self) -> None:
+            if self.name == "schedule-one" and not stoppers:
+                stopper = original(target=stop)
+                stoppers.append(stopper)
+                stopper.start()
+                stopper.join(0.3)  # without the lifecycle lock, stop() runs to its end in here
+            super().start()
+
+    monkeypatch.setattr(threading, "Thread", RacingThread)
+    s.start()
+    stoppers[0].join(5.0)
+    assert not errors
+    assert not any(t.name == "schedule-one" and t.is_alive() for t in threading.enumerate())
