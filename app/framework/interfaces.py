@@ -266,6 +266,13 @@ class ScorePlugin(Plugin):
         """A score for the node; raise :class:`PluginError` for an internal error."""
         raise NotImplementedError
 
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        """:meth:`score` for every node of ``nodes``, in order: what the framework calls when it does
+        not time each call. Override it only to compute the same scores in a cheaper loop (the
+        per-node call overhead is a large part of scoring in CPython); the results must be identical."""
+        score = self.score
+        return [score(state, pod, n) for n in nodes]
+
     def normalize_score(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]
     ) -> Status | None:

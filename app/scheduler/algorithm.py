@@ -10,7 +10,8 @@ from app.api.objects import Pod
 from app.backend.cache.cache import Cache
 from app.backend.cache.snapshot import Snapshot
 from app.framework.cycle_state import CycleState
-from app.framework.runtime import Framework, NodeScore
+from app.framework.interfaces import PluginError
+from app.framework.runtime import Framework, NodeScore, NodeScores, filter_failure, filter_plugin_error
 from app.framework.status import Code, Status
 from app.framework.types import NodeInfo, PodInfo
 from app.scheduler.fit_error import ERR_NO_NODES_AVAILABLE, Diagnosis, FitError
@@ -46,7 +47,7 @@ class ScheduleResult:
     evaluated_nodes: int
     feasible_nodes: int
     diagnosis: Diagnosis = field(default_factory=Diagnosis)
-    scores: list[NodeScore] = field(default_factory=list)
+    scores: Sequence[NodeScore] = field(default_factory=list)
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -71,6 +72,7 @@ class Algorithm:
         percentage_of_nodes_to_score: int | None = None,
         rng: random.Random | None = None,
         nominated_pods: NominatedPods | None = None,
+        any_nominated: Callable[[], bool] | None = None,
     ) -> None:
         self.cache = cache
         self.snapshot = Snapshot()
@@ -78,6 +80,9 @@ class Algorithm:
         self.next_start_node_index = 0
         self.rng = rng or random.Random()
         self.nominated_pods = nominated_pods
+        # Whether any pod is nominated at all: when none is (the common case), filtering skips the
+        # per-node lookup of nominated pods.
+        self.any_nominated = any_nominated
 
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod) -> ScheduleResult:
         """Pick a node for ``pod``; raise FitError, NoNodesAvailable or SchedulingError."""
@@ -178,7 +183,34 @@ class Algorithm:
             return feasible
         statuses = diagnosis.node_to_status.statuses
         nominated = self.nominated_pods
+        if nominated is not None and self.any_nominated is not None and not self.any_nominated():
+            nominated = None
         run = fwk.run_filter_plugins
+        if nominated is None and not state.record_plugin_metrics:
+            # The common case in one tight loop, with run_filter_plugins' statuses.
+            success = Code.SUCCESS
+            for info in order:
+                status: Status | None = None
+                pl = None
+                try:
+                    for pl in filters:
+                        s = pl.filter(state, pod, info)
+                        if s is not None and s.code is not success:
+                            status = filter_failure(pl.name, s)
+                            break
+                except PluginError as err:
+                    assert pl is not None
+                    status = filter_plugin_error(pl.name, err)
+                if status is None:
+                    feasible.append(info)
+                    if len(feasible) >= to_find:
+                        break
+                    continue
+                if status.code is Code.ERROR:
+                    raise SchedulingError(status)
+                statuses[info.name] = status
+                diagnosis.add_plugin_status(status)
+            return feasible
         for info in order:
             if nominated is not None:
                 extra = nominated(info.name)
@@ -204,7 +236,7 @@ class Algorithm:
 
     def prioritize_nodes(
         self, fwk: Framework, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> list[NodeScore]:
+    ) -> Sequence[NodeScore]:
         """PreScore + Score; without score plugins every node scores 1 (``prioritizeNodes``)."""
         if not fwk.has_score_plugins():
             return [NodeScore(n.name, 1) for n in nodes]
@@ -218,6 +250,10 @@ class Algorithm:
 
     def select_host(self, scores: Sequence[NodeScore]) -> str:
         """A node with the highest total, chosen uniformly at random among ties."""
-        best = max(s.total for s in scores)
-        top = [s.name for s in scores if s.total == best]
+        if isinstance(scores, NodeScores):  # the plain lists: no NodeScore object is made
+            best = max(scores.totals)
+            top = [name for name, total in zip(scores.names, scores.totals, strict=True) if total == best]
+        else:
+            best = max(s.total for s in scores)
+            top = [s.name for s in scores if s.total == best]
         return top[0] if len(top) == 1 else self.rng.choice(top)

@@ -227,7 +227,11 @@ class Engine:
             else CacheClusterActions(self.cache, self.nominator)
         )
         self.algorithm = Algorithm(
-            self.cache, cfg.percentage_of_nodes_to_score, self.rng, self.nominator.nominated_pods_for_node
+            self.cache,
+            cfg.percentage_of_nodes_to_score,
+            self.rng,
+            self.nominator.nominated_pods_for_node,
+            any_nominated=lambda: len(self.nominator) > 0,
         )
         self.objects = objects if objects is not None else ClusterObjects()
         self.binder = binder if binder is not None else CacheBinder(self.cache)
@@ -397,7 +401,7 @@ class Engine:
 
     def score_nodes(
         self, fwk: Framework, pod: Pod, nodes: Sequence[NodeInfo], state: CycleState | None = None
-    ) -> list[NodeScore]:
+    ) -> Sequence[NodeScore]:
         """PreFilter (for plugins that need its state), PreScore, Score: what /prioritize answers.
 
         ``state`` is the CycleState of a /filter for the same pod on the same snapshot; its

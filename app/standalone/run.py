@@ -17,6 +17,7 @@ finish (bounded), release the lease, stop informers, stop the servers (two-phase
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Sequence
 from typing import Protocol
@@ -134,6 +135,11 @@ class Runner:
             if self._scheduler_started or self._stop.is_set() or self._ended.is_set():
                 return
             self._scheduler_started = True
+        # The initial lists are in the cache now and live as long as the process: move them out of
+        # the collector's reach, as `berth serve` does. Otherwise every full collection (a scheduling
+        # cycle allocates enough to set one off every few pods) re-walks every cached node and pod.
+        gc.collect()
+        gc.freeze()
         logs.info("Starting scheduling loop", profiles=",".join(self.c.engine.profiles))
         self.c.scheduler.start()
 

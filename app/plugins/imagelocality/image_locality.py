@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.api.objects import Pod
@@ -94,3 +94,12 @@ class ImageLocality(ScorePlugin):
                     # scaledImageScore: size * (nodes holding the image / all nodes), in float as kube.
                     total += int(float(st.size) * (float(st.num_nodes) / float(total_nodes)))
         return calculate_priority(total, num_containers)
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        """:meth:`score` for every node, with the pod's image names and the node count read once."""
+        num_containers = self._names(pod)[1]
+        if self.handle.snapshot.num_nodes() <= 0:
+            return [calculate_priority(0, num_containers)] * len(nodes)
+        score = self.score
+        none = calculate_priority(0, num_containers)  # a node with no images at all
+        return [score(state, pod, n) if n.image_states else none for n in nodes]

@@ -32,6 +32,7 @@ NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 
 _HALF = MAX_NODE_SCORE // 2
+_WITHOUT_POD_CACHE = 100_000  # generations remembered before the cache starts over
 
 
 class BalancedAllocationPreScoreState(StateData):
@@ -101,6 +102,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         super().__init__(args, handle)
         # useRequested: the pod's and the node's plain requests, no non-zero defaults.
         self.scorer = ResourceAllocationScorer(args.resources, True)
+        self._without_pod: dict[int, int] = {}  # NodeInfo generation -> balance score without the pod
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """Skip best-effort pods (issue #129138: they would all pile onto one node); else store requests."""
@@ -122,6 +124,54 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
                 return 0
         # kube's "resources not found" error is unreachable here: no resources means best effort.
         return self._score(node_info, requests)
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        """:meth:`score` for every node. Over exactly cpu and memory (the default) one specialised
+        loop: the fractions, their clamping and ``_balance``'s two-value std in the same float
+        operations, in the same order, so the scores are bit for bit those of :meth:`_score`."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        cm = self.scorer.cpu_memory
+        if not isinstance(s, BalancedAllocationPreScoreState) or cm is None:
+            return super().score_nodes(state, pod, nodes)
+        requests = s.pod_requests
+        pc, pm = requests[cm[0]], requests[cm[1]]
+        top = float(MAX_NODE_SCORE)
+        # The balance without the pod depends on the node alone: keep it by the NodeInfo's
+        # generation (process-wide, bumped by every change; a snapshot copy keeps its source's).
+        without = self._without_pod
+        if len(without) > _WITHOUT_POD_CACHE:
+            without.clear()
+        out: list[int] = []
+        append = out.append
+        for node_info in nodes:
+            alloc = node_info.allocatable
+            ac, am = alloc.milli_cpu, alloc.memory
+            if ac == 0 or am == 0:
+                append(self._score(node_info, requests))  # a resource left out: the generic path
+                continue
+            used = node_info.requested
+            uc, um = used.milli_cpu, used.memory
+            fac, fam = float(ac), float(am)
+            fc = float(uc + pc) / fac
+            if fc > 1:
+                fc = 1.0
+            fm = float(um + pm) / fam
+            if fm > 1:
+                fm = 1.0
+            generation = node_info.generation
+            score_without = without.get(generation)
+            if score_without is None:
+                gc = float(uc) / fac
+                if gc > 1:
+                    gc = 1.0
+                gm = float(um) / fam
+                if gm > 1:
+                    gm = 1.0
+                score_without = without[generation] = int((1 - abs((gc - gm) / 2)) * top)
+            # |a - b| is the same float whichever of cpu and memory comes first in the args.
+            diff = _HALF + int((1 - abs((fc - fm) / 2)) * top) - score_without
+            append(_HALF + (diff // 2 if diff >= 0 else go_div(diff, 2)))
+        return out
 
     def _score(self, node_info: NodeInfo, pod_request: Sequence[int]) -> int:
         """:func:`balanced_resource_scorer` over ``ResourceAllocationScorer.gather``, fused.

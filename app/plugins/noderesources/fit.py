@@ -325,3 +325,11 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if not self.scorer.specs:
             raise PluginError("resources not found")
         return self.scorer.score(node_info, requests)
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        """:meth:`score` for every node, reading the cycle state once."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        requests = s.pod_requests if isinstance(s, PreScoreState) else self.scorer.pod_request_list(pod)
+        if not self.scorer.specs:
+            raise PluginError("resources not found")
+        return self.scorer.score_many(nodes, requests)
