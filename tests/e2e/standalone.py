@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
 import ssl
 import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from e2e.stack import LIVE, READY_TIMEOUT, Process, free_port
 
+if TYPE_CHECKING:
+    from kube.controlplane import LocalControlPlane
+
 SCHEDULER_NAME = "berth-scheduler"
+_IDENTITY = re.compile(r'"Starting berth scheduler" .*?identity="([^"]+)"')
 
 CONFIG = """\
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -67,6 +72,7 @@ class BerthScheduler(Process):
         client_ca: Path | None = None,
         client_cert: tuple[Path, Path] | None = None,
         extra_args: tuple[str, ...] = (),
+        verbosity: int = 3,
     ) -> None:
         super().__init__(name, workdir / f"{name}.log")
         self.kubeconfig = kubeconfig
@@ -88,6 +94,31 @@ class BerthScheduler(Process):
         self.client_ca = client_ca
         self.client_cert = client_cert
         self.extra_args = extra_args
+        self.verbosity = verbosity
+
+    @classmethod
+    def on(
+        cls,
+        cp: LocalControlPlane,
+        workdir: Path,
+        *,
+        namespace: str,
+        lease_name: str,
+        name: str,
+        **kwargs: Any,
+    ) -> BerthScheduler:
+        """A ``berth run`` on control plane ``cp`` whose endpoints answer the admin certificate
+        (``cp``'s RBAC authorizes it everywhere)."""
+        return cls(
+            workdir,
+            cp.kubeconfig,
+            name=name,
+            namespace=namespace,
+            lease_name=lease_name,
+            client_ca=cp.ca_file,
+            client_cert=(cp.client_cert, cp.client_key),
+            **kwargs,
+        )
 
     @property
     def base(self) -> str:
@@ -111,7 +142,7 @@ class BerthScheduler(Process):
                 "--bind-address",
                 "127.0.0.1",
                 "-v",
-                "3",
+                str(self.verbosity),
                 *(("--client-ca-file", str(self.client_ca)) if self.client_ca else ()),
                 *self.extra_args,
             ]
@@ -134,3 +165,9 @@ class BerthScheduler(Process):
         status, body = self.get(path)
         assert status == 200, (status, body)
         return json.loads(body)
+
+    def identity(self) -> str:
+        """The leader-election identity of the latest start ("" before it logged one): what a Lease
+        holding by this process names as ``holderIdentity``. Each start picks a new one."""
+        found = _IDENTITY.findall(self.log.read_text(errors="replace")) if self.log.exists() else []
+        return found[-1] if found else ""

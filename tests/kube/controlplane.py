@@ -326,15 +326,28 @@ class LocalControlPlane:
 
     def start_apiserver(self) -> None:
         """Start kube-apiserver again with the arguments of the first start (same port, certificates
-        and etcd), appending to its log, and wait for ``/readyz``: the kubeconfig stays valid."""
+        and etcd), appending to its log, and wait for ``/readyz``: the kubeconfig stays valid.
+
+        While it was down its port was free for the taking (another process's ``free_port()``, or an
+        outgoing connection's ephemeral source port): if it is taken, retry until it is released
+        or ``ready_timeout`` passes.
+        """
         if not self._apiserver_args:
             raise ControlPlaneError("start_apiserver() before start()")
         if any(p.name == "kube-apiserver" and p.popen.poll() is None for p in self._procs):
             raise ControlPlaneError("kube-apiserver is already running")
-        apiserver = self._spawn("kube-apiserver", self._apiserver_args, append=True)
-        self._wait(
-            apiserver, f"{self.server}/readyz", self._admin_context(), time.monotonic() + self.ready_timeout
-        )
+        deadline = time.monotonic() + self.ready_timeout
+        while True:
+            apiserver = self._spawn("kube-apiserver", self._apiserver_args, append=True)
+            try:
+                self._wait(apiserver, f"{self.server}/readyz", self._admin_context(), deadline)
+                return
+            except ControlPlaneError as err:
+                self._procs.remove(apiserver)
+                self._terminate(apiserver)
+                if "address already in use" not in str(err) or time.monotonic() > deadline:
+                    raise
+            time.sleep(1.0)
 
     def restart_apiserver(self, downtime: float = 0.0) -> None:
         """Stop kube-apiserver, leave it down for ``downtime`` seconds, start it again (etcd untouched).
