@@ -26,6 +26,7 @@ from app.cli.serving import (
     add_authn_authz_flags,
     add_secure_serving_flags,
     build_secure_server,
+    parse_bool,
     shutdown_on_signals,
 )
 from app.config.validation import validate_configuration
@@ -37,16 +38,9 @@ from app.standalone.setup import Options, setup, with_leader_election_overrides
 DEFAULT_SECURE_PORT = 10259
 
 
-def _bool(text: str) -> bool:
-    lowered = text.lower()
-    if lowered in ("1", "t", "true"):
-        return True
-    if lowered in ("0", "f", "false"):
-        return False
-    raise argparse.ArgumentTypeError(f'invalid boolean "{text}" (want true or false)')
-
-
 def _duration(text: str) -> float:
+    """A Go duration; unlike ``serving.duration_flag``, negatives pass, so that the configuration's
+    validation names the leaderElection field, as kube-scheduler does."""
     try:
         return parse_duration(text)
     except ValueError as err:
@@ -73,7 +67,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     le = parser.add_argument_group("Leader election flags")
     le.add_argument(
         "--leader-elect",
-        type=_bool,
+        type=parse_bool,
         nargs="?",
         const=True,
         metavar="BOOL",
