@@ -46,10 +46,15 @@ def _process_term(
     if term.matches(pod, ns_labels):
         tv = node.labels.get(term.topology_key)
         if tv is not None:
-            by_value = scores.get(term.topology_key)
-            if by_value is None:
-                by_value = scores[term.topology_key] = {}
-            by_value[tv] = by_value.get(tv, 0) + weight * multiplier
+            _add(scores, term.topology_key, tv, weight * multiplier)
+
+
+def _add(scores: ScoreMap, key: str, value: str, amount: int) -> None:
+    """Add ``amount`` at ``scores[key][value]``, creating the entry (an entry counts even at 0)."""
+    by_value = scores.get(key)
+    if by_value is None:
+        by_value = scores[key] = {}
+    by_value[value] = by_value.get(value, 0) + amount
 
 
 def process_incoming_terms(
@@ -72,10 +77,7 @@ def process_incoming_terms(
             if matches(pi.pod, None):
                 found += 1
         if found:
-            by_value = scores.get(term.topology_key)
-            if by_value is None:
-                by_value = scores[term.topology_key] = {}
-            by_value[tv] = by_value.get(tv, 0) + weight * found
+            _add(scores, term.topology_key, tv, weight * found)
 
 
 def process_existing_pod_terms(
