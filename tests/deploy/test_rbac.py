@@ -40,7 +40,7 @@ from deploy.capabilities import (
     rules_of,
 )
 from deploy.manifests import COMPONENT, MANIFESTS, find, kubectl, of_kind, render, write_overlay
-from e2e.cluster import Cluster
+from e2e.cluster import Cluster, two_node_cluster
 from kubernetes import client
 from server import rbac
 
@@ -139,13 +139,8 @@ def deployed(
 @pytest.fixture
 def cluster(kube_client: client.ApiClient, deployed: Deployed) -> Iterator[Cluster]:
     """Two 4-cpu nodes; pods in the manifests' namespace."""
-    c = Cluster(kube_client, deployed.namespace)
-    c.create_node("a", cpu="4")
-    c.create_node("b", cpu="4")
-    try:
+    with two_node_cluster(kube_client, deployed.namespace) as c:
         yield c
-    finally:
-        c.cleanup()
 
 
 def _ids(rules: Sequence[Rule]) -> list[str]:

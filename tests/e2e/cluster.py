@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -134,3 +135,17 @@ def _ignore_missing(call: Callable[[], object]) -> None:
     except ApiException as err:
         if err.status != 404:
             raise
+
+
+@contextlib.contextmanager
+def two_node_cluster(
+    api: client.ApiClient, namespace: str, cpu: str = "4", memory: str = "4Gi"
+) -> Iterator[Cluster]:
+    """Nodes ``a`` and ``b`` of ``cpu``/``memory`` for one test, pods in ``namespace``, all deleted after."""
+    c = Cluster(api, namespace)
+    c.create_node("a", cpu=cpu, memory=memory)
+    c.create_node("b", cpu=cpu, memory=memory)
+    try:
+        yield c
+    finally:
+        c.cleanup()

@@ -10,7 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from e2e.cluster import Cluster
+from e2e.cluster import Cluster, two_node_cluster
 from e2e.standalone import SCHEDULER_NAME, BerthScheduler
 from kubernetes import client
 
@@ -36,13 +36,8 @@ def _scheduler(
 @pytest.fixture
 def cluster(kube_client: client.ApiClient, namespace: str) -> Iterator[Cluster]:
     """Two 4-cpu nodes for this test."""
-    c = Cluster(kube_client, namespace)
-    c.create_node("a", cpu="4")
-    c.create_node("b", cpu="4")
-    try:
+    with two_node_cluster(kube_client, namespace) as c:
         yield c
-    finally:
-        c.cleanup()
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from e2e.cluster import Cluster
+from e2e.cluster import Cluster, two_node_cluster
 from e2e.stack import KubeScheduler, scheduler_config
 from e2e.standalone import SCHEDULER_NAME, BerthScheduler
 from kubernetes import client, config
@@ -157,13 +157,8 @@ class PodStream:
 @pytest.fixture
 def cluster(kube_client: client.ApiClient, namespace: str) -> Iterator[Cluster]:
     """Two roomy nodes for this test in the shared control plane."""
-    c = Cluster(kube_client, namespace)
-    c.create_node("a", cpu="8", memory="64Gi")
-    c.create_node("b", cpu="8", memory="64Gi")
-    try:
+    with two_node_cluster(kube_client, namespace, cpu="8", memory="64Gi") as c:
         yield c
-    finally:
-        c.cleanup()
 
 
 def _micro(value: Any) -> datetime:
