@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
 from app.api.objects import Node, Pod
+from app.framework.aggregate import A, ChangeFeed
 from app.framework.status import Status
 from app.framework.types import NodeInfo, PodInfo
 
@@ -16,6 +17,7 @@ class FakeSnapshot:
     def __init__(self, nodes: Iterable[NodeInfo]) -> None:
         self._nodes = list(nodes)
         self._by_name = {n.name: n for n in self._nodes}
+        self._changes = ChangeFeed()
 
     def list(self) -> list[NodeInfo]:
         return self._nodes
@@ -31,6 +33,9 @@ class FakeSnapshot:
 
     def num_nodes(self) -> int:
         return len(self._nodes)
+
+    def aggregate(self, key: Hashable, factory: Callable[[], A]) -> A:
+        return self._changes.aggregate(key, factory, self._nodes)
 
 
 class FakeObjects:

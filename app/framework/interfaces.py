@@ -8,11 +8,12 @@ implements; the runtime finds its extension points with ``isinstance``. Success 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from app.api.objects import Pod
+from app.framework.aggregate import A
 from app.framework.cycle_state import CycleState
 from app.framework.events import ClusterEventWithHint
 from app.framework.status import NodeToStatus, Status
@@ -47,6 +48,13 @@ class NodeInfoLister(Protocol):
 
     def num_nodes(self) -> int:
         """How many nodes the snapshot holds."""
+        ...
+
+    def aggregate(self, key: Hashable, factory: Callable[[], A]) -> A:
+        """The per-node sum named ``key`` over :meth:`list`, kept current across cycles.
+
+        See :mod:`app.framework.aggregate`; ``key`` names what the contributions depend on.
+        """
         ...
 
 

@@ -480,7 +480,7 @@ def test_update_snapshot(operations: list[Op], expected: list[int], with_affinit
         op(h)
     # The cache's recency list, most recently changed first.
     assert list(reversed(h.cache._nodes)) == [f"test-node{i}" for i in expected]
-    assert len(h.snapshot.have_pods_with_affinity) == with_affinity
+    assert len(h.snapshot.have_pods_with_affinity_list()) == with_affinity
     h.cache.update_snapshot(h.snapshot)
     compare_cache_with_snapshot(h.cache, h.snapshot)
 
@@ -502,8 +502,10 @@ def compare_cache_with_snapshot(cache: Cache, snapshot: Snapshot) -> None:
     order = cache._tree.list()
     assert [n.name for n in snapshot.node_info_list] == order
     assert all(snapshot.node_info_list[i] is snapshot.node_info_map[n] for i, n in enumerate(order))
-    assert snapshot.have_pods_with_affinity == [n for n in snapshot.node_info_list if n.pods_with_affinity]
-    assert snapshot.have_pods_with_required_anti_affinity == [
+    assert snapshot.have_pods_with_affinity_list() == [
+        n for n in snapshot.node_info_list if n.pods_with_affinity
+    ]
+    assert snapshot.have_pods_with_required_anti_affinity_list() == [
         n for n in snapshot.node_info_list if n.pods_with_required_anti_affinity
     ]
     assert snapshot.num_nodes() == cache.node_count

@@ -3305,3 +3305,32 @@ def test_pre_filter_disabled() -> None:
     status = p.filter(CycleState(), st_MakePod().Name("p").Obj(), NodeInfo(st_MakeNode().Name("n").Obj()))
     assert status is not None and status.code is StatusCode.ERROR
     assert status.message() == f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found'
+
+
+def test_filter_after_add_pod_and_remove_pod_uses_the_new_counts() -> None:
+    # Preemption's dry runs filter a node, add or remove pods, then filter it again on the same state:
+    # each Filter must see the counts and the global minimum as they are now (berth works its limits
+    # out once per change).
+    nodes = [
+        st_MakeNode().Name(n).Label("zone", z).Obj() for n, z in (("node-a", "zone1"), ("node-b", "zone2"))
+    ]
+    pod = (
+        st_MakePod()
+        .Name("p")
+        .Label("foo", "")
+        .SpreadConstraint(1, "zone", "DoNotSchedule", fooSelector, None, None, None, None)
+        .Obj()
+    )
+    on_a = st_MakePod().Name("p-a").Node("node-a").Label("foo", "").Obj()
+    on_b = st_MakePod().Name("p-b").Node("node-b").Label("foo", "").Obj()
+    h = handle([on_a, on_b], nodes)
+    p = _plugin(h)
+    cs = CycleState()
+    p.pre_filter(cs, pod, h.snapshot.list())
+    node_a, node_b = h.snapshot.list()
+    assert p.filter(cs, pod, node_a) is None  # 1 + 1 - 1 <= 1
+    assert p.remove_pod(cs, pod, PodInfo(on_b), node_b) is None
+    assert p.filter(cs, pod, node_a).code == StatusCode.UNSCHEDULABLE  # type: ignore[union-attr]
+    assert p.filter(cs, pod, node_b) is None
+    assert p.add_pod(cs, pod, PodInfo(on_b), node_b) is None
+    assert p.filter(cs, pod, node_a) is None

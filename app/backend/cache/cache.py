@@ -218,7 +218,7 @@ class Cache:
         """Copy NodeInfos changed since the snapshot's generation, then rebuild lists if needed."""
         with self._lock:
             update_all = False
-            affinity_changed = False
+            affinity_changed = anti_affinity_changed = False
             newest = snapshot.generation
             for name, info in reversed(self._nodes.items()):
                 if info.generation <= snapshot.generation:
@@ -233,11 +233,14 @@ class Cache:
                     update_all = True
                     snapshot.node_info_map[name] = clone
                 else:
-                    if bool(existing.pods_with_affinity) != bool(clone.pods_with_affinity) or bool(
-                        existing.pods_with_required_anti_affinity
-                    ) != bool(clone.pods_with_required_anti_affinity):
+                    if bool(existing.pods_with_affinity) != bool(clone.pods_with_affinity):
                         affinity_changed = True
+                    if bool(existing.pods_with_required_anti_affinity) != bool(
+                        clone.pods_with_required_anti_affinity
+                    ):
+                        anti_affinity_changed = True
                     _overwrite(existing, clone)
+                    snapshot.changes.record(existing, self._tree.num_nodes)
             snapshot.generation = newest
             if len(snapshot.node_info_map) > self._tree.num_nodes:
                 for name in list(snapshot.node_info_map):
@@ -249,14 +252,9 @@ class Cache:
             # added to or removed from the snapshot; a zone change alone keeps the old order.
             if update_all:
                 snapshot.node_info_list = [snapshot.node_info_map[n] for n in self._tree.list()]
-                affinity_changed = True
-            if affinity_changed:
-                snapshot.have_pods_with_affinity = [
-                    n for n in snapshot.node_info_list if n.pods_with_affinity
-                ]
-                snapshot.have_pods_with_required_anti_affinity = [
-                    n for n in snapshot.node_info_list if n.pods_with_required_anti_affinity
-                ]
+                snapshot.changes.reset()
+                affinity_changed = anti_affinity_changed = True
+            snapshot.affinity_changed(affinity_changed, anti_affinity_changed)
 
     def _image_summaries(self, info: NodeInfo) -> dict[str, ImageStateSummary]:
         if info.node is None or not info.node.images:

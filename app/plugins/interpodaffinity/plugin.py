@@ -172,7 +172,6 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return skip()
         snapshot = self.handle.snapshot
-        all_nodes = snapshot.list() if has_constraints else snapshot.have_pods_with_affinity_list()
         terms = parse_pod_terms(pod)
         if terms.error is not None:
             # Normally PreFilter has already rejected such a pod.
@@ -181,22 +180,32 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         preferred_affinity = merge_weighted_namespaces(terms.preferred_affinity, namespaces)
         preferred_anti_affinity = merge_weighted_namespaces(terms.preferred_anti_affinity, namespaces)
         ns_labels = namespaces.get(pod.namespace)
-        hard_weight = self.hard_pod_affinity_weight
-        topology_score: scoring.ScoreMap = {}
         # The incoming pod's terms, signed: +w for affinity, -w for anti-affinity.
         incoming_terms = [(w.term, w.weight) for w in preferred_affinity]
         incoming_terms += [(w.term, -w.weight) for w in preferred_anti_affinity]
-        for node_info in all_nodes:
-            node: Node | None = node_info.node
-            if node is None or not node.labels:
-                continue
-            if incoming_terms and node_info.pods:
-                scoring.process_incoming_terms(topology_score, incoming_terms, node_info.pods, node)
-            # Only pods with affinity have terms that can weigh the incoming pod (symmetry).
-            for existing in node_info.pods_with_affinity:
-                scoring.process_existing_pod_terms(
-                    topology_score, hard_weight, ns_labels, existing, node, pod
-                )
+
+        def factory() -> scoring.TopologyScores:
+            return scoring.TopologyScores(pod, incoming_terms, ns_labels, self.hard_pod_affinity_weight)
+
+        if has_constraints and not any(t.namespace_selector is not None for t, _ in incoming_terms):
+            # Every pod is visited: let the snapshot keep the sum across cycles. Everything the
+            # entries depend on besides the node is in the key; namespaceSelectors, which depend on
+            # other namespaces' labels, are not kept.
+            key = (
+                NAME,
+                self.hard_pod_affinity_weight,
+                pod.namespace,
+                frozenset(pod.labels.items()),
+                frozenset(ns_labels.items()),
+                tuple((frozenset(t.namespaces), t.selector, t.topology_key, w) for t, w in incoming_terms),
+            )
+            kept = snapshot.aggregate(key, factory).scores
+            # A copy: the kept sum changes in later cycles, and a CycleState may outlive its cycle.
+            topology_score = {k: dict(by_value) for k, by_value in kept.items()}
+        else:
+            aggregate = factory()
+            aggregate.add_all(snapshot.list() if has_constraints else snapshot.have_pods_with_affinity_list())
+            topology_score = aggregate.scores
         # Upstream skips when no node produced an entry; entries are never removed, even when
         # they sum to zero, so that is an empty map here.
         if not topology_score:
@@ -213,6 +222,19 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if node is None:
             raise PluginError("node not found")
         return scoring.score_node(s, node)
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        """:meth:`score` for every node, reading the state once."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if not isinstance(s, PreScoreState):
+            raise PluginError(_not_found(PRE_SCORE_STATE_KEY, "failed to read"))
+        out = []
+        for node_info in nodes:
+            node = node_info.node
+            if node is None:
+                raise PluginError("node not found")
+            out.append(scoring.score_node(s, node))
+        return out
 
     def normalize_score(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from app.api.objects import Node, Pod
+from app.framework.aggregate import NodeAggregate
 from app.framework.cycle_state import StateData
 from app.framework.interfaces import MAX_NODE_SCORE
-from app.framework.types import PodInfo
+from app.framework.types import NodeInfo, PodInfo
 from app.plugins.interpodaffinity.terms import AffinityTerm, pod_info_terms
 
 PRE_SCORE_STATE_KEY = "PreScoreInterPodAffinity"
@@ -101,6 +102,76 @@ def process_existing_pod_terms(
         _process_term(scores, w.term, w.weight, incoming, ns_labels, node, 1)
     for w in terms.preferred_anti_affinity:
         _process_term(scores, w.term, w.weight, incoming, ns_labels, node, -1)
+
+
+Contribution = tuple[tuple[str, str, int], ...]
+"""One node's entries of the topology scores: (topology key, the node's value, amount)."""
+
+
+class TopologyScores(NodeAggregate[Contribution]):
+    """PreScore's pass over the nodes as a sum of per-node entries, so the snapshot can keep it.
+
+    An entry exists once some node added to it, even if the amounts cancel out (as in upstream's
+    map); it disappears with the last node contributing to it.
+    """
+
+    __slots__ = ("_hard_weight", "_incoming", "_incoming_terms", "_ns_labels", "_refs", "scores")
+
+    def __init__(
+        self,
+        incoming: Pod,
+        incoming_terms: Sequence[tuple[AffinityTerm, int]],
+        ns_labels: Mapping[str, str],
+        hard_pod_affinity_weight: int,
+    ) -> None:
+        """``incoming_terms``: the incoming pod's preferred terms with signed weights, namespaces merged;
+        ``ns_labels``: the labels of its namespace."""
+        self._incoming = incoming
+        self._incoming_terms = incoming_terms
+        self._ns_labels = ns_labels
+        self._hard_weight = hard_pod_affinity_weight
+        self.scores: ScoreMap = {}
+        self._refs: dict[tuple[str, str], int] = {}
+
+    def contribution(self, node_info: NodeInfo) -> Contribution | None:
+        """``processExistingPod`` for every pod of the node, both ways."""
+        node = node_info.node
+        if node is None or not node.labels:
+            return None
+        scores: ScoreMap = {}
+        if self._incoming_terms and node_info.pods:
+            process_incoming_terms(scores, self._incoming_terms, node_info.pods, node)
+        # Only pods with affinity have terms that can weigh the incoming pod (symmetry).
+        for existing in node_info.pods_with_affinity:
+            process_existing_pod_terms(
+                scores, self._hard_weight, self._ns_labels, existing, node, self._incoming
+            )
+        if not scores:
+            return None
+        return tuple(
+            (key, value, amount) for key, by_value in scores.items() for value, amount in by_value.items()
+        )
+
+    def add(self, contribution: Contribution) -> None:
+        """Add the node's entries."""
+        refs = self._refs
+        for key, value, amount in contribution:
+            _add(self.scores, key, value, amount)
+            refs[key, value] = refs.get((key, value), 0) + 1
+
+    def subtract(self, contribution: Contribution) -> None:
+        """Take the node's entries back; an entry no node adds to any more is removed."""
+        refs, scores = self._refs, self.scores
+        for key, value, amount in contribution:
+            left = refs[key, value] - 1
+            by_value = scores[key]
+            if left:
+                refs[key, value] = left
+                by_value[value] -= amount
+                continue
+            del refs[key, value], by_value[value]
+            if not by_value:
+                del scores[key]
 
 
 def score_node(state: PreScoreState, node: Node) -> int:

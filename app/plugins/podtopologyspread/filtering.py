@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from app.api.objects import Node, Pod
 from app.framework.cycle_state import CycleState, StateData
@@ -11,15 +11,12 @@ from app.framework.status import Status, error, skip, unresolvable, unschedulabl
 from app.framework.types import NodeInfo, PodInfo
 from app.plugins.nodeaffinity.node_affinity import pod_matches_node_selector_and_affinity
 from app.plugins.podtopologyspread.common import (
-    HONOR,
     SpreadBase,
     SpreadConstraint,
-    count_pods_match_selector,
-    has_required_node_affinity,
     match_node_inclusion_policies,
     node_labels_match_spread_constraints,
-    tolerates_do_not_schedule_taints,
 )
+from app.plugins.podtopologyspread.counting import matching_pod_counts
 
 NAME = "PodTopologySpread"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -81,7 +78,7 @@ class PreFilterState(StateData):
     An empty state (no constraints) is legit and admits every node.
     """
 
-    __slots__ = ("constraints", "critical_paths", "tp_value_to_match_num")
+    __slots__ = ("_limits", "constraints", "critical_paths", "tp_value_to_match_num")
 
     def __init__(
         self,
@@ -94,12 +91,42 @@ class PreFilterState(StateData):
         self.tp_value_to_match_num: list[dict[str, int]] = (
             tp_value_to_match_num if tp_value_to_match_num is not None else []
         )
+        self._limits: tuple[tuple[str, dict[str, int], int], ...] | None = None
 
     def min_match_num(self, constraint_id: int, min_domains: int) -> int:
         """The global minimum for the skew, 0 while fewer than ``minDomains`` domains are eligible."""
         if len(self.tp_value_to_match_num[constraint_id]) < min_domains:
             return 0
         return self.critical_paths[constraint_id].min_match_num
+
+    def limits(self, pod_labels: Mapping[str, str]) -> tuple[tuple[str, dict[str, int], int], ...]:
+        """Per constraint: (topology key, matching pods per value, the most a node's domain may hold).
+
+        A node passes a constraint when its domain's count is at most ``maxSkew + global minimum -
+        self-match``: Filter's inequality with everything but the domain's count worked out once
+        for the pod (``pod_labels``, the labels of the pod this state was built for) instead of per
+        node. Worked out again after AddPod/RemovePod.
+        """
+        limits = self._limits
+        if limits is None:
+            limits = self._limits = tuple(
+                (
+                    c.topology_key,
+                    self.tp_value_to_match_num[i],
+                    c.max_skew
+                    + self.min_match_num(i, c.min_domains)
+                    - (1 if c.matches_pod(pod_labels) else 0),
+                )
+                for i, c in enumerate(self.constraints)
+            )
+        return limits
+
+    def count(self, constraint_id: int, tp_val: str, delta: int) -> None:
+        """Add ``delta`` matching pods at ``tp_val`` for a constraint (AddPod/RemovePod)."""
+        counts = self.tp_value_to_match_num[constraint_id]
+        counts[tp_val] = counts.get(tp_val, 0) + delta
+        self.critical_paths[constraint_id].update(tp_val, counts[tp_val])
+        self._limits = None
 
     def clone(self) -> PreFilterState:
         """Counts and paths copied (AddPod/RemovePod mutate them); constraints shared (immutable)."""
@@ -165,56 +192,24 @@ class Filtering(SpreadBase, PreFilterPlugin, FilterPlugin, PreFilterExtensions):
                 continue
             if self.enable_node_inclusion_policy and not match_node_inclusion_policies(c, preemptor, node):
                 continue
-            v = node.labels[c.topology_key]
-            counts = s.tp_value_to_match_num[i]
-            counts[v] = counts.get(v, 0) + delta
-            s.critical_paths[i].update(v, counts[v])
+            s.count(i, node.labels[c.topology_key], delta)
 
     def cal_pre_filter_state(self, pod: Pod, all_nodes: Sequence[NodeInfo]) -> PreFilterState:
-        """``calPreFilterState``: one pass over the nodes and their pods (no per-Filter recounting).
+        """``calPreFilterState``: matching pods per topology value over ``all_nodes``, and the critical paths.
 
-        This pass visits every node for every pod, so the per-node work is kept to dictionary
-        lookups: the node-affinity and taint checks that cannot reject (no nodeSelector or
-        required affinity; an Ignore policy; a node without taints) are decided once per pod.
+        The counts come from :func:`matching_pod_counts`, which the snapshot keeps across cycles
+        when it can (no recounting of unchanged nodes).
         """
         constraints = self.get_constraints(pod)
         if not constraints:
             return PreFilterState()
-        counts: list[dict[str, int]] = [{} for _ in constraints]
-        namespace = pod.namespace
-        inclusion = self.enable_node_inclusion_policy
-        affinity_may_reject = has_required_node_affinity(pod)
-        # Without inclusion policies, spreading only counts nodes that pass node affinity.
-        node_affinity_gate = affinity_may_reject and not inclusion
-        per_constraint = [
-            (
-                c.topology_key,
-                c.selector,
-                counts[i],
-                inclusion and c.node_affinity_policy == HONOR and affinity_may_reject,
-                inclusion and c.node_taints_policy == HONOR,
-            )
-            for i, c in enumerate(constraints)
-        ]
-        keys = frozenset(c.topology_key for c in constraints)
-        for node_info in all_nodes:
-            node = node_info.node
-            if node is None:
-                continue
-            if node_affinity_gate and not pod_matches_node_selector_and_affinity(pod, node):
-                continue
-            labels = node.labels
-            if not labels.keys() >= keys:  # nodeLabelsMatchSpreadConstraints
-                continue
-            pods = node_info.pods
-            for key, selector, m, check_affinity, check_taints in per_constraint:
-                if check_affinity and not pod_matches_node_selector_and_affinity(pod, node):
-                    continue
-                if check_taints and node.taints and not tolerates_do_not_schedule_taints(pod, node):
-                    continue
-                value = labels[key]
-                found = count_pods_match_selector(pods, selector, namespace) if pods else 0
-                m[value] = m.get(value, 0) + found
+        counts = matching_pod_counts(
+            pod,
+            constraints,
+            all_nodes,
+            self.handle.snapshot,
+            inclusion_policies=self.enable_node_inclusion_policy,
+        )
         paths = []
         for m in counts:
             p = CriticalPaths()
@@ -237,15 +232,11 @@ class Filtering(SpreadBase, PreFilterPlugin, FilterPlugin, PreFilterExtensions):
             return error(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
         if not s.constraints:
             return None
-        pod_labels = pod.labels
         node_labels = node.labels
-        for i, c in enumerate(s.constraints):
-            tp_val = node_labels.get(c.topology_key)
+        for key, counts, limit in s.limits(pod.labels):
+            tp_val = node_labels.get(key)
             if tp_val is None:
                 return unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
-            min_match_num = s.min_match_num(i, c.min_domains)
-            self_match_num = 1 if c.matches_pod(pod_labels) else 0
-            match_num = s.tp_value_to_match_num[i].get(tp_val, 0)
-            if match_num + self_match_num - min_match_num > c.max_skew:
+            if counts.get(tp_val, 0) > limit:
                 return unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
         return None
