@@ -25,7 +25,7 @@ from app.plugins.interpodaffinity.scoring import PRE_SCORE_STATE_KEY
 from app.plugins.podtopologyspread.args import PodTopologySpreadArgs
 from app.plugins.podtopologyspread.plugin import PodTopologySpread
 from app.plugins.registry import in_tree_registry
-from app.scheduler.scheduler import Engine
+from app.scheduler.scheduler import ClusterObjects, Engine
 from builders import make_node, make_pod
 from fakes import FakeHandle
 
@@ -72,21 +72,29 @@ def pod(i: int, rng: random.Random) -> Pod:
     }
     if rng.random() < 0.1:
         affinity["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = [hostname_term]
+    # Some pods have no constraints of their own: the system defaults spread them (a Service selects them).
+    spreading = [spread] if rng.random() < 0.7 else []
     return make_pod(
         f"pod-{i}",
         [{"cpu": "100m", "memory": "100Mi"}],
         labels={"app": app},
-        topologySpreadConstraints=[spread],
+        topologySpreadConstraints=spreading,
         affinity=affinity,
         uid=f"pod-{i}",
     )
+
+
+SERVICES = [
+    {"kind": "Service", "metadata": {"name": app, "namespace": "default"}, "spec": {"selector": {"app": app}}}
+    for app in APPS
+]
 
 
 def engine(nodes: list[Node], *, keep: bool) -> tuple[Engine, list[int]]:
     """An engine; without ``keep`` its snapshot sums every aggregate afresh. Also returns a counter
     of the aggregates built, [built, asked for]."""
     registry = in_tree_registry()
-    e = Engine(load_config(None, registry), registry, seed=7)
+    e = Engine(load_config(None, registry), registry, seed=7, objects=ClusterObjects({"Service": SERVICES}))
     for n in nodes:
         e.cache.add_node(n)
     snapshot = e.algorithm.snapshot

@@ -32,10 +32,21 @@ class MatchingPodCounts(NodeAggregate[Contribution]):
     """Per constraint: matching pods per topology value, over the nodes having every constraint's key.
 
     A value appears as soon as one counted node has it, even with no matching pod: it is a domain
-    (minDomains and the critical paths see it).
+    (minDomains and the critical paths see it). Without ``require_all_keys`` (Score under system
+    defaulting) every node counts, under the value "" for a key it lacks.
     """
 
-    __slots__ = ("_checks", "_gate", "_keys", "_namespace", "_per_constraint", "_pod", "_values", "counts")
+    __slots__ = (
+        "_checks",
+        "_gate",
+        "_keys",
+        "_namespace",
+        "_per_constraint",
+        "_pod",
+        "_require_all_keys",
+        "_values",
+        "counts",
+    )
 
     def __init__(
         self,
@@ -44,6 +55,7 @@ class MatchingPodCounts(NodeAggregate[Contribution]):
         *,
         node_affinity_gate: bool,
         checks: Sequence[tuple[bool, bool]],
+        require_all_keys: bool = True,
     ) -> None:
         """``checks[i]``: whether constraint ``i`` honors the pod's node affinity, and its taints.
 
@@ -54,6 +66,7 @@ class MatchingPodCounts(NodeAggregate[Contribution]):
         self._namespace = pod.namespace
         self._per_constraint = tuple((c.topology_key, c.selector) for c in constraints)
         self._keys = frozenset(c.topology_key for c in constraints)
+        self._require_all_keys = require_all_keys
         self._gate = node_affinity_gate
         self._checks = tuple(checks) if any(a or t for a, t in checks) else None
         self.counts: list[dict[str, int]] = [{} for _ in constraints]
@@ -66,8 +79,11 @@ class MatchingPodCounts(NodeAggregate[Contribution]):
         if node is None:
             return None
         labels = node.labels
-        if not labels.keys() >= self._keys:  # nodeLabelsMatchSpreadConstraints
-            return None
+        if self._require_all_keys:
+            if not labels.keys() >= self._keys:  # nodeLabelsMatchSpreadConstraints
+                return None
+        else:
+            labels = {key: labels.get(key, "") for key in self._keys}
         pod, namespace, pods = self._pod, self._namespace, node_info.pods
         if self._gate and not pod_matches_node_selector_and_affinity(pod, node):
             return None
@@ -115,11 +131,13 @@ def matching_pod_counts(
     snapshot: NodeInfoLister,
     *,
     inclusion_policies: bool,
+    require_all_keys: bool = True,
 ) -> list[dict[str, int]]:
     """Per constraint, matching pods per topology value over ``all_nodes``; the caller may keep the dicts.
 
     Kept by the snapshot across cycles when ``all_nodes`` is its node list and the counting does not
-    depend on the pod's node affinity or tolerations.
+    depend on the pod's node affinity or tolerations. A constraint whose selector is None (Nothing)
+    counts no pod, only the domains.
     """
     affinity_may_reject = has_required_node_affinity(pod)
     checks = [
@@ -133,7 +151,9 @@ def matching_pod_counts(
     gate = affinity_may_reject and not inclusion_policies
 
     def factory() -> MatchingPodCounts:
-        return MatchingPodCounts(pod, constraints, node_affinity_gate=gate, checks=checks)
+        return MatchingPodCounts(
+            pod, constraints, node_affinity_gate=gate, checks=checks, require_all_keys=require_all_keys
+        )
 
     if gate or any(a or t for a, t in checks) or all_nodes is not snapshot.list():
         aggregate = factory()
@@ -141,6 +161,7 @@ def matching_pod_counts(
         return aggregate.counts
     key: Hashable = (
         "PodTopologySpread/matching",
+        require_all_keys,
         pod.namespace,
         tuple((c.topology_key, c.selector) for c in constraints),
     )

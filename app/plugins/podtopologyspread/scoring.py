@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -10,16 +11,15 @@ from app.framework.cycle_state import CycleState, StateData
 from app.framework.interfaces import MAX_NODE_SCORE, PluginError, PreScorePlugin, ScorePlugin
 from app.framework.status import Status, error, skip
 from app.framework.types import NodeInfo
-from app.plugins.nodeaffinity.node_affinity import pod_matches_node_selector_and_affinity
 from app.plugins.podtopologyspread.common import (
     LABEL_HOSTNAME,
     SCHEDULE_ANYWAY,
     SpreadBase,
     SpreadConstraint,
     count_pods_match_selector,
-    match_node_inclusion_policies,
     node_labels_match_spread_constraints,
 )
+from app.plugins.podtopologyspread.counting import matching_pod_counts
 from app.plugins.podtopologyspread.filtering import NAME
 
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
@@ -123,26 +123,23 @@ class Scoring(SpreadBase, PreScorePlugin, ScorePlugin):
         self._init_pre_score_state(s, pod, nodes, require_all)
         if not s.constraints:
             return skip()
-        namespace = pod.namespace
-        inclusion = self.enable_node_inclusion_policy
-        for node_info in all_nodes:
-            node = node_info.node
-            if node is None:
-                continue
-            if not inclusion and not pod_matches_node_selector_and_affinity(pod, node):
-                continue
-            labels = node.labels
-            if require_all and not node_labels_match_spread_constraints(labels, s.constraints):
-                continue
-            for i, c in enumerate(s.constraints):
-                if inclusion and not match_node_inclusion_policies(c, pod, node):
-                    continue
-                value = labels.get(c.topology_key, "")
-                counts = s.topology_value_to_pod_counts[i]
-                # Only values of candidate nodes are counted (hostname ones never: Score counts those).
-                if value not in counts:
-                    continue
-                counts[value] += count_pods_match_selector(node_info.pods, c.selector, namespace)
+        # Hostname domains are counted per node in Score: here they count no pod (a None selector).
+        counted = [
+            dataclasses.replace(c, selector=None) if c.topology_key == LABEL_HOSTNAME else c
+            for c in s.constraints
+        ]
+        all_counts = matching_pod_counts(
+            pod,
+            counted,
+            all_nodes,
+            self.handle.snapshot,
+            inclusion_policies=self.enable_node_inclusion_policy,
+            require_all_keys=require_all,
+        )
+        # Only values of candidate nodes are counted (hostname ones never: Score counts those).
+        for counts, found in zip(s.topology_value_to_pod_counts, all_counts, strict=True):
+            for value in counts:
+                counts[value] = found.get(value, 0)
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
 
