@@ -34,8 +34,10 @@ class FakeSnapshot:
     def num_nodes(self) -> int:
         return len(self._nodes)
 
-    def aggregate(self, key: Hashable, factory: Callable[[], A]) -> A:
-        return self._changes.aggregate(key, factory, self._nodes)
+    def aggregate(
+        self, key: Hashable, factory: Callable[[], A], candidates: list[NodeInfo] | None = None
+    ) -> A:
+        return self._changes.aggregate(key, factory, self._nodes if candidates is None else candidates)
 
 
 class FakeObjects:

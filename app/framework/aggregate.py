@@ -115,10 +115,12 @@ class ChangeFeed:
         self._kept.clear()
 
     def aggregate(self, key: Hashable, factory: Callable[[], A], nodes: Sequence[NodeInfo]) -> A:
-        """The aggregate for ``key`` over ``nodes`` (the snapshot's whole node list), up to date.
+        """The aggregate for ``key`` over ``nodes``, up to date.
 
-        ``key`` must name everything the contributions depend on other than the NodeInfo, and
-        ``factory`` build an empty aggregate for it. The caller may read the result but not change it.
+        ``nodes`` are the snapshot's nodes, or those of them that contribute now (a node outside
+        them that starts contributing later is changed, so logged). ``key`` must name everything
+        the contributions depend on other than the NodeInfo, and ``factory`` build an empty
+        aggregate for it. The caller may read the result but not change it.
         """
         kept = self._kept.get(key)
         if kept is not None:

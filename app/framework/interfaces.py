@@ -50,10 +50,13 @@ class NodeInfoLister(Protocol):
         """How many nodes the snapshot holds."""
         ...
 
-    def aggregate(self, key: Hashable, factory: Callable[[], A]) -> A:
+    def aggregate(
+        self, key: Hashable, factory: Callable[[], A], candidates: builtins.list[NodeInfo] | None = None
+    ) -> A:
         """The per-node sum named ``key`` over :meth:`list`, kept current across cycles.
 
-        See :mod:`app.framework.aggregate`; ``key`` names what the contributions depend on.
+        See :mod:`app.framework.aggregate`: ``key`` names what the contributions depend on;
+        ``candidates``, if given, are the only nodes contributing now.
         """
         ...
 

@@ -19,6 +19,7 @@ from app.backend.cache.snapshot import Snapshot
 from app.config import load_config
 from app.framework.aggregate import A
 from app.framework.cycle_state import CycleState
+from app.framework.types import NodeInfo
 from app.plugins.interpodaffinity.args import InterPodAffinityArgs
 from app.plugins.interpodaffinity.plugin import InterPodAffinity
 from app.plugins.interpodaffinity.scoring import PRE_SCORE_STATE_KEY
@@ -72,6 +73,8 @@ def pod(i: int, rng: random.Random) -> Pod:
     }
     if rng.random() < 0.1:
         affinity["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = [hostname_term]
+    if rng.random() < 0.05:
+        affinity["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = [zone_term]
     # Some pods have no constraints of their own: the system defaults spread them (a Service selects them).
     spreading = [spread] if rng.random() < 0.7 else []
     return make_pod(
@@ -101,16 +104,16 @@ def engine(nodes: list[Node], *, keep: bool) -> tuple[Engine, list[int]]:
     kept_aggregate = snapshot.aggregate
     counter = [0, 0]
 
-    def aggregate(key: Hashable, factory: Callable[[], A]) -> A:
+    def aggregate(key: Hashable, factory: Callable[[], A], candidates: list[NodeInfo] | None = None) -> A:
         def counting_factory() -> A:
             counter[0] += 1
             return factory()
 
         counter[1] += 1
         if keep:
-            return kept_aggregate(key, counting_factory)
+            return kept_aggregate(key, counting_factory, candidates)
         fresh = counting_factory()
-        fresh.add_all(snapshot.list())
+        fresh.add_all(snapshot.list())  # every node: candidates must give the same sum
         return fresh
 
     snapshot.aggregate = aggregate  # type: ignore[method-assign]
@@ -215,3 +218,25 @@ def test_topology_scores_no_pod_contributes_to_any_more_are_gone() -> None:
     # As a fresh sum: no entry at all, so PreScore skips.
     status = affinity.pre_score(CycleState(), probe, snapshot.list())
     assert status is not None and status.is_skip()
+
+
+def test_a_group_whose_last_pod_left_can_start_again() -> None:
+    # Required affinity to its own group: with no pod of the group left anywhere, the first-pod rule
+    # admits the pod again, which needs the kept affinity counts to be empty, not zero.
+    cache, snapshot, _, affinity = kept_plugins()
+    cache.add_node(node(1, "z1"))
+    term = {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "topology.kubernetes.io/zone"}
+    spec = {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}}
+    existing = make_pod("first", labels={"app": "x"}, nodeName="node-1", **spec)
+    probe = make_pod("next", labels={"app": "x"}, **spec)
+    cache.add_pod(existing)
+    for _ in range(2):  # the second time, kept
+        cache.update_snapshot(snapshot)
+        state = CycleState()
+        affinity.pre_filter(state, probe, snapshot.list())
+        assert affinity.filter(state, probe, snapshot.list()[0]) is None
+    cache.remove_pod(existing)
+    cache.update_snapshot(snapshot)
+    state = CycleState()
+    affinity.pre_filter(state, probe, snapshot.list())
+    assert affinity.filter(state, probe, snapshot.list()[0]) is None

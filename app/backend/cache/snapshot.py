@@ -59,6 +59,12 @@ class Snapshot:
         """How many nodes the snapshot holds."""
         return len(self.node_info_list)
 
-    def aggregate(self, key: Hashable, factory: Callable[[], A]) -> A:
-        """The per-node sum named ``key`` over every node, kept across cycles (:class:`ChangeFeed`)."""
-        return self.changes.aggregate(key, factory, self.node_info_list)
+    def aggregate(
+        self, key: Hashable, factory: Callable[[], A], candidates: builtins.list[NodeInfo] | None = None
+    ) -> A:
+        """The per-node sum named ``key`` over every node, kept across cycles (:class:`ChangeFeed`).
+
+        ``candidates``: the only nodes contributing now (such as :meth:`have_pods_with_affinity_list`),
+        to sum over instead of every node.
+        """
+        return self.changes.aggregate(key, factory, self.node_info_list if candidates is None else candidates)

@@ -12,9 +12,10 @@ Filter then only looks the node's labels up in these maps.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from app.api.objects import Node, Pod
+from app.framework.aggregate import NodeAggregate
 from app.framework.cycle_state import StateData
 from app.framework.types import NodeInfo, PodInfo
 from app.plugins.interpodaffinity.terms import AffinityTerm, pod_info_terms, pod_matches_all_terms
@@ -128,24 +129,83 @@ class PreFilterState(StateData):
         )
 
 
-def existing_anti_affinity_counts(
-    pod: Pod, ns_labels: Mapping[str, str], nodes: Sequence[NodeInfo]
-) -> TopologyCounts:
-    """``getExistingAntiAffinityCounts``: existing pods' required anti-affinity terms matching ``pod``.
+PairContribution = tuple[tuple[int, TopologyPair, int], ...]
+"""One node's counts: (which map, topology pair, count)."""
 
-    ``nodes`` are the snapshot's nodes having pods with required anti-affinity, so the cost is in
-    those pods only.
+NodeCounter = Callable[[NodeInfo, Node, list[TopologyCounts]], None]
+"""Counts one node's pods into the maps it is given."""
+
+
+class PairCounts(NodeAggregate[PairContribution]):
+    """Topology-pair count maps summed over the nodes, so the snapshot can keep them across cycles.
+
+    PreFilter only ever adds, so an entry exists exactly while its count is positive, as upstream.
     """
-    counts: TopologyCounts = {}
-    for node_info in nodes:
+
+    __slots__ = ("_count_node", "counts")
+
+    def __init__(self, maps: int, count_node: NodeCounter) -> None:
+        self._count_node = count_node
+        self.counts: list[TopologyCounts] = [{} for _ in range(maps)]
+
+    def contribution(self, node_info: NodeInfo) -> PairContribution | None:
+        """The node's pods counted into fresh maps."""
         node = node_info.node
         if node is None:
-            continue
+            return None
+        local: list[TopologyCounts] = [{} for _ in self.counts]
+        self._count_node(node_info, node, local)
+        return tuple((i, pair, n) for i, m in enumerate(local) for pair, n in m.items()) or None
+
+    def add(self, contribution: PairContribution) -> None:
+        """Add the node's counts."""
+        counts = self.counts
+        for i, pair, n in contribution:
+            m = counts[i]
+            m[pair] = m.get(pair, 0) + n
+
+    def subtract(self, contribution: PairContribution) -> None:
+        """Take the node's counts back; an entry down to zero is deleted."""
+        counts = self.counts
+        for i, pair, n in contribution:
+            m = counts[i]
+            left = m[pair] - n
+            if left:
+                m[pair] = left
+            else:
+                del m[pair]
+
+
+def existing_anti_affinity_counter(pod: Pod, ns_labels: Mapping[str, str]) -> NodeCounter:
+    """``getExistingAntiAffinityCounts`` for one node: its pods' required anti-affinity terms matching ``pod``.
+
+    Only pods with required anti-affinity are visited, so the snapshot's list of nodes having such
+    pods is all a sum needs to visit.
+    """
+
+    def count(node_info: NodeInfo, node: Node, maps: list[TopologyCounts]) -> None:
         for existing in node_info.pods_with_required_anti_affinity:
             update_with_anti_affinity_terms(
-                counts, pod_info_terms(existing).required_anti_affinity, pod, ns_labels, node, 1
+                maps[0], pod_info_terms(existing).required_anti_affinity, pod, ns_labels, node, 1
             )
-    return counts
+
+    return count
+
+
+def incoming_terms_counter(
+    required_affinity: Sequence[AffinityTerm], required_anti_affinity: Sequence[AffinityTerm]
+) -> NodeCounter:
+    """``getIncomingAffinityAntiAffinityCounts`` for one node: its pods matching the incoming pod's
+    terms, into (affinity counts, anti-affinity counts)."""
+
+    def count(node_info: NodeInfo, node: Node, maps: list[TopologyCounts]) -> None:
+        affinity, anti_affinity = maps
+        for existing in node_info.pods:
+            other = existing.pod
+            update_with_affinity_terms(affinity, required_affinity, other, node, 1)
+            update_with_anti_affinity_terms(anti_affinity, required_anti_affinity, other, None, node, 1)
+
+    return count
 
 
 def incoming_affinity_anti_affinity_counts(
@@ -154,19 +214,11 @@ def incoming_affinity_anti_affinity_counts(
     nodes: Sequence[NodeInfo],
 ) -> tuple[TopologyCounts, TopologyCounts]:
     """``getIncomingAffinityAntiAffinityCounts``: existing pods matching the incoming pod's terms."""
-    affinity: TopologyCounts = {}
-    anti_affinity: TopologyCounts = {}
     if not required_affinity and not required_anti_affinity:
-        return affinity, anti_affinity
-    for node_info in nodes:
-        node = node_info.node
-        if node is None:
-            continue
-        for existing in node_info.pods:
-            other = existing.pod
-            update_with_affinity_terms(affinity, required_affinity, other, node, 1)
-            update_with_anti_affinity_terms(anti_affinity, required_anti_affinity, other, None, node, 1)
-    return affinity, anti_affinity
+        return {}, {}
+    counts = PairCounts(2, incoming_terms_counter(required_affinity, required_anti_affinity))
+    counts.add_all(nodes)
+    return counts.counts[0], counts.counts[1]
 
 
 def satisfy_existing_pods_anti_affinity(state: PreFilterState, node: Node) -> bool:

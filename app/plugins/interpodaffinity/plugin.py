@@ -40,6 +40,7 @@ from app.plugins.interpodaffinity.args import InterPodAffinityArgs
 from app.plugins.interpodaffinity.filtering import PRE_FILTER_STATE_KEY, PreFilterState
 from app.plugins.interpodaffinity.scoring import PRE_SCORE_STATE_KEY, PreScoreState
 from app.plugins.interpodaffinity.terms import (
+    AffinityTerm,
     NamespaceLabels,
     merge_namespaces,
     merge_weighted_namespaces,
@@ -89,6 +90,11 @@ def _update_state(
     return None
 
 
+def _terms_key(terms: Sequence[AffinityTerm]) -> tuple[object, ...]:
+    """What a term list (without namespaceSelectors) matches, as a hashable value."""
+    return tuple((frozenset(t.namespaces), t.selector, t.topology_key) for t in terms)
+
+
 def _has_preferred(pod: Pod) -> bool:
     a, anti = pod.pod_affinity, pod.pod_anti_affinity
     return (a is not None and bool(a.preferred)) or (anti is not None and bool(anti.preferred))
@@ -116,7 +122,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
         A term that fails to parse makes the pod UnschedulableAndUnresolvable (``parsing pod: ...``).
         """
-        with_anti = self.handle.snapshot.have_pods_with_required_anti_affinity_list()
+        snapshot = self.handle.snapshot
         terms = parse_pod_terms(pod)
         if terms.error is not None:
             return None, unresolvable(f"parsing pod: {terms.error}")
@@ -124,10 +130,45 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         required_affinity = merge_namespaces(terms.required_affinity, namespaces)
         required_anti_affinity = merge_namespaces(terms.required_anti_affinity, namespaces)
         ns_labels = namespaces.get(pod.namespace)
-        existing = filtering.existing_anti_affinity_counts(pod, ns_labels, with_anti)
-        affinity, anti_affinity = filtering.incoming_affinity_anti_affinity_counts(
-            required_affinity, required_anti_affinity, nodes
+        # Both sums are kept by the snapshot across cycles, keyed by all they depend on besides the
+        # node: the pod's labels and namespace (and its labels) for existing pods' terms; the pod's
+        # own terms, unless a namespaceSelector makes them depend on other namespaces' labels.
+        existing_key = (
+            NAME,
+            "existing",
+            pod.namespace,
+            frozenset(pod.labels.items()),
+            frozenset(ns_labels.items()),
         )
+        existing = dict(
+            snapshot.aggregate(
+                existing_key,
+                lambda: filtering.PairCounts(1, filtering.existing_anti_affinity_counter(pod, ns_labels)),
+                snapshot.have_pods_with_required_anti_affinity_list(),
+            ).counts[0]
+        )
+        incoming_terms = required_affinity + required_anti_affinity
+        if not incoming_terms:
+            affinity: filtering.TopologyCounts = {}
+            anti_affinity: filtering.TopologyCounts = {}
+        elif nodes is snapshot.list() and all(t.namespace_selector is None for t in incoming_terms):
+            incoming_key = (
+                NAME,
+                "incoming",
+                _terms_key(required_affinity),
+                _terms_key(required_anti_affinity),
+            )
+            kept = snapshot.aggregate(
+                incoming_key,
+                lambda: filtering.PairCounts(
+                    2, filtering.incoming_terms_counter(required_affinity, required_anti_affinity)
+                ),
+            )
+            affinity, anti_affinity = dict(kept.counts[0]), dict(kept.counts[1])
+        else:
+            affinity, anti_affinity = filtering.incoming_affinity_anti_affinity_counts(
+                required_affinity, required_anti_affinity, nodes
+            )
         if not existing and not required_affinity and not required_anti_affinity:
             return None, skip()
         state.write(
@@ -187,24 +228,28 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         def factory() -> scoring.TopologyScores:
             return scoring.TopologyScores(pod, incoming_terms, ns_labels, self.hard_pod_affinity_weight)
 
-        if has_constraints and not any(t.namespace_selector is not None for t, _ in incoming_terms):
-            # Every pod is visited: let the snapshot keep the sum across cycles. Everything the
-            # entries depend on besides the node is in the key; namespaceSelectors, which depend on
-            # other namespaces' labels, are not kept.
+        # Without terms of its own, only nodes with pods with affinity can score the pod.
+        candidates = None if has_constraints else snapshot.have_pods_with_affinity_list()
+        if all(t.namespace_selector is None for t, _ in incoming_terms):
+            # Let the snapshot keep the sum across cycles. Everything the entries depend on besides
+            # the node is in the key; namespaceSelectors, which depend on other namespaces' labels,
+            # are not kept.
             key = (
                 NAME,
+                "scores",
                 self.hard_pod_affinity_weight,
                 pod.namespace,
                 frozenset(pod.labels.items()),
                 frozenset(ns_labels.items()),
-                tuple((frozenset(t.namespaces), t.selector, t.topology_key, w) for t, w in incoming_terms),
+                _terms_key([t for t, _ in incoming_terms]),
+                tuple(w for _, w in incoming_terms),
             )
-            kept = snapshot.aggregate(key, factory).scores
+            kept = snapshot.aggregate(key, factory, candidates).scores
             # A copy: the kept sum changes in later cycles, and a CycleState may outlive its cycle.
             topology_score = {k: dict(by_value) for k, by_value in kept.items()}
         else:
             aggregate = factory()
-            aggregate.add_all(snapshot.list() if has_constraints else snapshot.have_pods_with_affinity_list())
+            aggregate.add_all(snapshot.list() if candidates is None else candidates)
             topology_score = aggregate.scores
         # Upstream skips when no node produced an entry; entries are never removed, even when
         # they sum to zero, so that is an empty map here.

@@ -135,6 +135,8 @@ class TopologyScores(NodeAggregate[Contribution]):
 
     def contribution(self, node_info: NodeInfo) -> Contribution | None:
         """``processExistingPod`` for every pod of the node, both ways."""
+        if not self._incoming_terms and not node_info.pods_with_affinity:
+            return None
         node = node_info.node
         if node is None or not node.labels:
             return None
