@@ -2,7 +2,9 @@
 
 The per-cycle work is over the snapshot's nodes having pods with (required anti-)affinity, plus,
 only when the incoming pod has terms of its own, over every pod; each pod's parsed terms are cached
-in its PodInfo. See :mod:`.filtering` and :mod:`.scoring`.
+in its PodInfo. These sums are kept by the snapshot across cycles (:mod:`app.framework.aggregate`),
+so that an attempt recounts only the nodes changed since the previous one with the same key. See
+:mod:`.filtering` and :mod:`.scoring`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Filter enforces the pod's DoNotSchedule ``topologySpreadConstraints``; Score prefers the nodes whose
 domains hold the fewest matching pods under its ScheduleAnyway constraints. A pod without
 constraints gets the args' default constraints (System: kube's two soft defaults), selecting pods
-through ``helper.DefaultSelector``.
+through ``helper.DefaultSelector``. The matching pods per domain, which PreFilter and PreScore count
+over every node, are kept by the snapshot across cycles (:mod:`.counting`).
 
 Not ported: SignPod (berth has no opportunistic batching). The queueing hints answer the strings
 ``Queue``/``QueueSkip`` (as kube's test tables spell them); :meth:`PodTopologySpread.events_to_register`
