@@ -7,6 +7,10 @@ else bypasses its generated models: requests go straight through that pool with
 ``preload_content=False`` and bodies are (de)serialised with orjson, because model deserialisation
 costs seconds of CPU on large lists (style-and-ecosystem.md §B1).
 
+Requests other than watches go over :mod:`app.kube.rawhttp`'s kept-alive connections when the
+configuration is a plain one (no proxy, no ``assert_hostname`` override): the same TLS settings and
+headers, a fraction of urllib3's CPU per request. Watches, which stream, always use urllib3.
+
 Every request first takes a token from a client-side token bucket (``qps``/``burst``), as client-go's
 ``rest.Config`` rate limiter does.
 """
@@ -20,12 +24,11 @@ from urllib.parse import quote, urlencode
 
 import orjson
 import urllib3
-from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
-from kubernetes.config.config_exception import ConfigException
 
 from app import logs
+from app.kube.k8s import ApiClient, ConfigException, Configuration, load_incluster_config, load_kube_config
 from app.kube.ratelimit import TokenBucket
+from app.kube.rawhttp import BlockingHttp, Target
 
 __all__ = ["KubeClient", "KubeError", "WatchStream"]
 
@@ -120,13 +123,16 @@ class WatchStream:
 
 
 class KubeClient:
-    """Raw JSON requests to one API server, rate limited, through the official client's pool."""
+    """Raw JSON requests to one API server, rate limited: watches through the official client's
+    urllib3 pool, the rest over :mod:`app.kube.rawhttp`'s connections when the configuration allows."""
 
-    def __init__(self, api_client: k8s_client.ApiClient, *, qps: float = 50.0, burst: int = 100) -> None:
+    def __init__(self, api_client: ApiClient, *, qps: float = 50.0, burst: int = 100) -> None:
         self.api = api_client
         self.host = str(api_client.configuration.host).rstrip("/")
         self.limiter = TokenBucket(qps, burst)
         self._pool = api_client.rest_client.pool_manager
+        target = Target.of(api_client.configuration, self.host)
+        self._raw = BlockingHttp(target) if target is not None else None
 
     @classmethod
     def from_config(
@@ -146,15 +152,15 @@ class KubeClient:
         always overrides the server URL, as kube-scheduler's ``--master`` does. Configuration problems
         raise :class:`KubeError` with status 0.
         """
-        configuration = k8s_client.Configuration()
+        configuration = Configuration()
         path = _kubeconfig_path(kubeconfig)
         try:
             if path is not None:
-                k8s_config.load_kube_config(config_file=path, client_configuration=configuration)
+                load_kube_config(config_file=path, client_configuration=configuration)
             elif master:
                 configuration.host = master
             else:
-                k8s_config.load_incluster_config(client_configuration=configuration)
+                load_incluster_config(client_configuration=configuration)
         except ConfigException as err:
             where = f"kubeconfig {path}" if path else "in-cluster config"
             raise KubeError(0, f"invalid {where}: {err}", "ConfigError") from err
@@ -162,7 +168,7 @@ class KubeClient:
             raise KubeError(0, f"cannot read kubeconfig {path}: {err}", "ConfigError") from err
         if master:
             configuration.host = master
-        api = k8s_client.ApiClient(configuration)
+        api = ApiClient(configuration)
         api.user_agent = user_agent
         logs.info(
             "Kubernetes client configured",
@@ -180,7 +186,9 @@ class KubeClient:
         url = self.host + (path if path.startswith("/") else "/" + path)
         return f"{url}?{urlencode(params)}" if params else url
 
-    def _headers(self, content_type: str | None) -> dict[str, str]:
+    def headers(self, content_type: str | None) -> dict[str, str]:
+        """The headers of a request: the client's defaults, Accept JSON, ``content_type`` if any, and
+        the bearer token (refreshed when it expires)."""
         headers = dict(self.api.default_headers)
         headers["Accept"] = _JSON
         if content_type:
@@ -207,7 +215,7 @@ class KubeClient:
                 method.upper(),
                 self._url(path, params),
                 body=data,
-                headers=self._headers(content_type),
+                headers=self.headers(content_type),
                 preload_content=False,
                 timeout=timeout,
                 retries=False,
@@ -231,6 +239,8 @@ class KubeClient:
         ``application/json``, or ``application/merge-patch+json`` for PATCH, unless ``content_type``
         says otherwise. Raises :class:`KubeError` (status 0) only when no answer was received.
         """
+        if self._raw is not None:
+            return self._raw_request(method, path, body, params, timeout, content_type)
         t = urllib3.Timeout(connect=_CONNECT_TIMEOUT, read=timeout) if timeout else urllib3.Timeout()
         response = self._open(method, path, body, params, t, content_type)
         try:
@@ -242,6 +252,30 @@ class KubeClient:
         finally:
             response.release_conn()
         return response.status, data
+
+    def _raw_request(
+        self,
+        method: str,
+        path: str,
+        body: object | None,
+        params: Mapping[str, str] | None,
+        timeout: float | None,
+        content_type: str | None,
+    ) -> tuple[int, bytes]:
+        """:meth:`request` over :attr:`_raw`, with :meth:`_open`'s body, headers and errors."""
+        assert self._raw is not None
+        self.limiter.accept()
+        method = method.upper()
+        data = b"" if body is None else (body if isinstance(body, bytes) else orjson.dumps(body))
+        if body is not None and content_type is None:
+            content_type = _MERGE_PATCH if method == "PATCH" else _JSON
+        target = path if path.startswith("/") else "/" + path
+        if params:
+            target = f"{target}?{urlencode(params)}"
+        try:
+            return self._raw.request(method, target, self.headers(content_type), data, timeout or None)
+        except OSError as err:
+            raise KubeError(0, f"{method} {path}: {err}", "TransportError") from err
 
     def get_json(self, path: str, params: Mapping[str, str] | None = None) -> dict[str, Any]:
         """GET ``path`` and decode the JSON object; non-2xx raises :class:`KubeError` from its Status."""
@@ -291,7 +325,9 @@ class KubeClient:
         return WatchStream(response)
 
     def close(self) -> None:
-        """Close the connection pool."""
+        """Close the connection pools."""
+        if self._raw is not None:
+            self._raw.close()
         self.api.close()
 
     def __enter__(self) -> KubeClient:

@@ -1,10 +1,11 @@
 """Creating ``pods/binding`` from the event loop: a minimal keep-alive HTTP/1.1 client for /bind.
 
-kube-scheduler sends one /bind per pod, many at once. Through the cluster client (urllib3 and
-``http.client`` in worker threads) a bind cost about a millisecond of CPU, mostly Python header
+kube-scheduler sends one /bind per pod, many at once. Through the cluster client in worker threads
+(then urllib3 and ``http.client``) a bind cost about a millisecond of CPU, mostly Python header
 parsing, and the worker threads fought the event loop for the GIL while /filter and /prioritize
 were waiting on it. This client writes the request bytes itself and parses the answer with
-httptools (uvicorn's parser) on the event loop, over a few pooled TLS connections: a small
+httptools (uvicorn's parser; :mod:`app.kube.rawhttp` has the parts it shares with the cluster
+client's own kept-alive connections) on the event loop, over a few pooled TLS connections: a small
 fraction of the CPU, and no thread hand-offs.
 
 It is used only for berth's own :class:`~app.kube.client.KubeClient` with a plain configuration
@@ -18,14 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ssl
-from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import httptools
 import orjson
 
 from app.kube.client import KubeClient, KubeError
+from app.kube.rawhttp import ResponseParser, StaleConnection, Target, request_head
 
 __all__ = ["LoopBindingClient"]
 
@@ -33,26 +33,6 @@ _TIMEOUT = 30.0
 """Per bind, as KubeClient.request's default."""
 _CONNECTIONS = 16
 """Binds in flight at once, each on its own kept-alive connection."""
-
-
-class _Response:
-    """httptools callbacks: body, keep-alive, and whether the message is complete."""
-
-    def __init__(self) -> None:
-        self.body: list[bytes] = []
-        self.complete = False
-        self.keep_alive = False
-        self.parser: Any = None
-
-    def on_headers_complete(self) -> None:
-        # Asked here, as uvicorn does: once the message is complete the parser has moved on.
-        self.keep_alive = bool(self.parser.should_keep_alive())
-
-    def on_body(self, body: bytes) -> None:
-        self.body.append(body)
-
-    def on_message_complete(self) -> None:
-        self.complete = True
 
 
 class _Connection:
@@ -67,27 +47,20 @@ class _Connection:
             self.writer.close()
 
 
-class _Stale(Exception):
-    """A kept-alive connection the server had closed: nothing came back, so the request may be retried."""
-
-
 class LoopBindingClient:
     """``bind(namespace, name, uid, node)`` as a coroutine, for :class:`KubeClient`'s API server."""
 
     def __init__(
-        self, client: KubeClient, *, connections: int = _CONNECTIONS, timeout: float = _TIMEOUT
+        self,
+        client: KubeClient,
+        target: Target,
+        *,
+        connections: int = _CONNECTIONS,
+        timeout: float = _TIMEOUT,
     ) -> None:
-        conf = client.api.configuration
-        url = urlsplit(client.host)
         self.client = client
+        self.target = target
         self.timeout = timeout
-        self._tls = url.scheme == "https"
-        self._host = url.hostname or "localhost"
-        self._port = url.port or (443 if self._tls else 80)
-        self._prefix = url.path.rstrip("/")
-        self._host_header = url.netloc
-        self._server_hostname = (conf.tls_server_name or self._host) if self._tls else None
-        self._ssl = _ssl_context(conf) if self._tls else None
         self._connections = connections
         self._slots: asyncio.Semaphore | None = None
         self._idle: list[_Connection] = []
@@ -98,16 +71,8 @@ class LoopBindingClient:
         """A loop client for ``client`` when it is a :class:`KubeClient` this client can stand in for."""
         if not isinstance(client, KubeClient):
             return None
-        conf = client.api.configuration
-        url = urlsplit(client.host)
-        if url.scheme not in ("http", "https") or not url.hostname:
-            return None
-        if conf.proxy or conf.assert_hostname is not None:
-            return None  # what urllib3 does there is not worth re-implementing for binds
-        try:
-            return cls(client)
-        except (OSError, ssl.SSLError, ValueError):
-            return None  # unreadable credentials: the threaded client reports them per bind
+        target = Target.of(client.api.configuration, client.host)
+        return None if target is None else cls(client, target)
 
     async def bind(self, namespace: str, name: str, uid: str, node: str) -> None:
         """POST a ``v1 Binding`` (``uid`` as precondition) to ``node``; raise :class:`KubeError` on failure."""
@@ -135,17 +100,6 @@ class LoopBindingClient:
 
     # --- HTTP ----------------------------------------------------------------------------------
 
-    def _head(self, path: str, length: int) -> bytes:
-        headers: dict[str, Any] = dict(self.client.api.default_headers)
-        headers["Accept"] = "application/json"
-        headers["Content-Type"] = "application/json"
-        # The bearer token, refreshed when it expires (as KubeClient does per request).
-        self.client.api.update_params_for_auth(headers, [], ["BearerToken"])
-        lines = [f"POST {self._prefix}{path} HTTP/1.1", f"Host: {self._host_header}"]
-        lines += [f"{key}: {value}" for key, value in headers.items()]
-        lines.append(f"Content-Length: {length}")
-        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-
     async def _post(self, path: str, body: bytes) -> tuple[int, bytes]:
         loop = asyncio.get_running_loop()
         if self._loop is not loop:  # connections and the semaphore belong to one loop
@@ -153,7 +107,9 @@ class LoopBindingClient:
             self._loop = loop
             self._slots = asyncio.Semaphore(self._connections)
         assert self._slots is not None
-        request = self._head(path, len(body)) + body
+        request = (
+            request_head(self.target, "POST", path, self.client.headers("application/json"), len(body)) + body
+        )
         async with self._slots:
             try:
                 async with asyncio.timeout(self.timeout):
@@ -161,10 +117,10 @@ class LoopBindingClient:
                         conn = self._idle.pop()
                         try:
                             return await self._exchange(conn, request)
-                        except _Stale:
+                        except StaleConnection:
                             conn.close()  # the server closed it while idle: try the next one
                     return await self._exchange(await self._connect(), request)
-            except _Stale as err:
+            except StaleConnection as err:
                 raise KubeError(0, f"POST {path}: connection closed by the server", "TransportError") from err
             except TimeoutError as err:
                 raise KubeError(
@@ -174,33 +130,25 @@ class LoopBindingClient:
                 raise KubeError(0, f"POST {path}: {err}", "TransportError") from err
 
     async def _connect(self) -> _Connection:
+        t = self.target
         reader, writer = await asyncio.open_connection(
-            self._host, self._port, ssl=self._ssl, server_hostname=self._server_hostname
+            t.host, t.port, ssl=t.ssl_context, server_hostname=t.server_hostname
         )
         return _Connection(reader, writer)
 
     async def _exchange(self, conn: _Connection, request: bytes) -> tuple[int, bytes]:
         """Send ``request`` on ``conn`` and read the answer; keep ``conn`` if the server does."""
-        response = _Response()
-        parser = httptools.HttpResponseParser(response)
-        response.parser = parser
-        received = False
+        response = ResponseParser()
         try:
             conn.writer.write(request)
             await conn.writer.drain()
             while not response.complete:
-                chunk = await conn.reader.read(65536)
-                if not chunk:
-                    if not received:
-                        raise _Stale()
-                    raise ConnectionResetError("the API server closed the connection mid-answer")
-                received = True
-                parser.feed_data(chunk)
+                response.take(await conn.reader.read(65536))
         except (ConnectionResetError, BrokenPipeError) as err:
-            if not received:
-                raise _Stale() from err
             conn.close()
-            raise
+            if response.received:
+                raise
+            raise StaleConnection() from err
         except BaseException:
             conn.close()
             raise
@@ -208,17 +156,4 @@ class LoopBindingClient:
             self._idle.append(conn)
         else:
             conn.close()
-        return parser.get_status_code(), b"".join(response.body)
-
-
-def _ssl_context(conf: Any) -> ssl.SSLContext:
-    """The TLS settings the kubernetes client gives urllib3: CA, client certificate, verification."""
-    if conf.verify_ssl:
-        ctx = ssl.create_default_context(cafile=conf.ssl_ca_cert or None)
-    else:
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-    if conf.cert_file:
-        ctx.load_cert_chain(conf.cert_file, conf.key_file or None)
-    return ctx
+        return response.status, b"".join(response.body)

@@ -1,0 +1,245 @@
+"""Small API requests over kept-alive connections, the answers parsed by httptools.
+
+Through urllib3 and ``http.client`` a small write (a Binding, an Event, a status patch) costs a
+good part of a millisecond of Python per request: URL parsing and pool-key normalisation in
+urllib3's ``PoolManager``, header dictionaries, and ``http.client`` parsing the answer's headers
+with the ``email`` package. ``berth run`` sends two such writes per scheduled pod (the Binding and
+the Scheduled event), from its binding threads, which then hold the GIL the scheduling loop needs.
+Here the request bytes are written directly and the answer is parsed by httptools (uvicorn's C
+parser): a fraction of the CPU.
+
+Only for a plain configuration: ``http`` or ``https`` with no proxy and no ``assert_hostname``
+override (:meth:`Target.of` says None otherwise, and the caller keeps urllib3). It uses the same
+CA, client certificate and verification settings the kubernetes client gives urllib3; the headers,
+bearer token included, are the caller's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import ssl
+import threading
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httptools
+
+__all__ = ["BlockingHttp", "ResponseParser", "StaleConnection", "Target", "request_head", "ssl_context"]
+
+_CONNECT_TIMEOUT = 10.0
+_READ_SIZE = 65536
+_IDLE_CONNECTIONS = 16
+"""Kept-alive connections at most (berth run binds from 16 threads)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where the API server is and how to reach it, from a kubernetes-client ``Configuration``."""
+
+    tls: bool
+    host: str
+    port: int
+    prefix: str
+    """The server URL's path, prepended to every request path."""
+    host_header: str
+    server_hostname: str | None
+    ssl_context: ssl.SSLContext | None
+
+    @classmethod
+    def of(cls, conf: Any, url: str) -> Target | None:
+        """The target of server ``url`` with ``conf``'s TLS settings; None when the configuration
+        is not a plain one (a proxy, an ``assert_hostname`` override, another scheme) or its
+        credentials cannot be read (the urllib3 path then reports that per request)."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return None
+        if conf.proxy or conf.assert_hostname is not None:
+            return None  # what urllib3 does there is not worth re-implementing
+        tls = parts.scheme == "https"
+        host = parts.hostname
+        try:
+            ctx = ssl_context(conf) if tls else None
+            port = parts.port or (443 if tls else 80)
+        except (OSError, ssl.SSLError, ValueError):
+            return None
+        return cls(
+            tls=tls,
+            host=host,
+            port=port,
+            prefix=parts.path.rstrip("/"),
+            host_header=parts.netloc,
+            server_hostname=(conf.tls_server_name or host) if tls else None,
+            ssl_context=ctx,
+        )
+
+
+def ssl_context(conf: Any) -> ssl.SSLContext:
+    """The TLS settings the kubernetes client gives urllib3: CA, client certificate, verification."""
+    if conf.verify_ssl:
+        ctx = ssl.create_default_context(cafile=conf.ssl_ca_cert or None)
+    else:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    if conf.cert_file:
+        ctx.load_cert_chain(conf.cert_file, conf.key_file or None)
+    return ctx
+
+
+def request_head(target: Target, method: str, path: str, headers: dict[str, str], length: int) -> bytes:
+    """The request line and headers of an HTTP/1.1 request with a ``length``-byte body."""
+    lines = [f"{method} {target.prefix}{path} HTTP/1.1", f"Host: {target.host_header}"]
+    lines += [f"{key}: {value}" for key, value in headers.items()]
+    lines.append(f"Content-Length: {length}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+class ResponseParser:
+    """One HTTP answer, fed as it arrives: status, body, and whether the server keeps the connection.
+
+    The httptools parser holds this object's callbacks and this object holds the parser: a
+    reference cycle, which only the cyclic collector would free (one per request, enough to set
+    off collections). The parser is dropped once the answer is complete, which breaks it.
+    """
+
+    def __init__(self) -> None:
+        self.body: list[bytes] = []
+        self.complete = False
+        self.keep_alive = False
+        self.received = False  # any byte of the answer
+        self.status = 0
+        self.parser: httptools.HttpResponseParser | None = httptools.HttpResponseParser(self)
+
+    def feed(self, data: bytes) -> None:
+        """Parse ``data`` (only until the answer is complete); raises ``httptools.HttpParserError``
+        on a malformed answer."""
+        assert self.parser is not None
+        self.parser.feed_data(data)
+
+    def take(self, chunk: bytes) -> None:
+        """A read's bytes: parsed, or for ``b""`` (the server closed the connection)
+        :class:`StaleConnection` if nothing had come back yet, else ``ConnectionResetError``."""
+        if not chunk:
+            if not self.received:
+                raise StaleConnection()
+            raise ConnectionResetError("the API server closed the connection mid-answer")
+        self.received = True
+        self.feed(chunk)
+
+    def on_headers_complete(self) -> None:
+        """httptools callback; asked here, as uvicorn does: once complete the parser has moved on."""
+        assert self.parser is not None
+        self.status = int(self.parser.get_status_code())
+        self.keep_alive = bool(self.parser.should_keep_alive())
+
+    def on_body(self, body: bytes) -> None:
+        """httptools callback: a piece of the body."""
+        self.body.append(body)
+
+    def on_message_complete(self) -> None:
+        """httptools callback: the answer is complete."""
+        self.complete = True
+        self.parser = None
+
+
+class StaleConnection(Exception):
+    """A kept-alive connection the server had closed: nothing came back, so the request may be retried."""
+
+
+class BlockingHttp:
+    """Thread-safe blocking requests to one :class:`Target` over a few kept-alive connections.
+
+    :meth:`request` raises ``OSError`` (``TimeoutError`` included) when no complete answer came
+    back; any status the server answers is returned.
+    """
+
+    def __init__(
+        self,
+        target: Target,
+        *,
+        connections: int = _IDLE_CONNECTIONS,
+        connect_timeout: float = _CONNECT_TIMEOUT,
+    ) -> None:
+        self.target = target
+        self.connections = connections
+        self.connect_timeout = connect_timeout
+        self._idle: list[socket.socket] = []
+        self._lock = threading.Lock()
+
+    def request(
+        self, method: str, path: str, headers: dict[str, str], body: bytes, timeout: float | None
+    ) -> tuple[int, bytes]:
+        """Send one request (``path`` with its query) and return ``(status, body)``.
+
+        ``timeout`` bounds each wait for the answer's bytes (None: wait forever), as urllib3's
+        read timeout does.
+        """
+        request = request_head(self.target, method, path, headers, len(body)) + body
+        while True:
+            with self._lock:
+                sock = self._idle.pop() if self._idle else None
+            if sock is None:
+                break
+            with contextlib.suppress(StaleConnection):  # the server closed it while it was idle: try the next
+                return self._exchange(sock, request, timeout)
+        sock = self._connect()
+        try:
+            return self._exchange(sock, request, timeout)
+        except StaleConnection as err:
+            raise ConnectionResetError("the API server closed the connection without an answer") from err
+
+    def close(self) -> None:
+        """Close the idle connections (requests in flight finish on theirs)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for sock in idle:
+            _close(sock)
+
+    def _connect(self) -> socket.socket:
+        t = self.target
+        sock = socket.create_connection((t.host, t.port), timeout=self.connect_timeout)
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as urllib3
+            if t.ssl_context is not None:
+                sock = t.ssl_context.wrap_socket(sock, server_hostname=t.server_hostname)
+        except BaseException:
+            _close(sock)
+            raise
+        return sock
+
+    def _exchange(self, sock: socket.socket, request: bytes, timeout: float | None) -> tuple[int, bytes]:
+        """Send ``request`` on ``sock`` and read the answer; keep ``sock`` if the server does, else
+        (and on any failure) close it. :class:`StaleConnection` when nothing at all came back."""
+        response = ResponseParser()
+        try:
+            sock.settimeout(timeout)
+            sock.sendall(request)
+            while not response.complete:
+                response.take(sock.recv(_READ_SIZE))
+        except (ConnectionResetError, BrokenPipeError) as err:
+            _close(sock)
+            if response.received:
+                raise
+            raise StaleConnection() from err
+        except httptools.HttpParserError as err:
+            _close(sock)
+            raise ConnectionError(f"malformed answer: {err}") from err
+        except BaseException:
+            _close(sock)
+            raise
+        keep = response.keep_alive
+        if keep:
+            with self._lock:
+                keep = len(self._idle) < self.connections
+                if keep:
+                    self._idle.append(sock)
+        if not keep:
+            _close(sock)
+        return response.status, b"".join(response.body)
+
+
+def _close(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.close()

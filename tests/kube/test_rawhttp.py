@@ -1,0 +1,214 @@
+"""``app.kube.rawhttp``: KubeClient's requests over kept-alive connections, against a fake server."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+
+import orjson
+import pytest
+from kubernetes import client as k8s_client
+
+from app.kube.client import KubeClient, KubeError
+from app.kube.rawhttp import BlockingHttp, ResponseParser, Target
+
+
+class FakeServer:
+    """A threaded HTTP/1.1 server on loopback answering each request with the next raw answer.
+
+    ``close_after``: close each connection after that many answers (0: keep it).
+    """
+
+    def __init__(self, answers: list[bytes], close_after: int = 0) -> None:
+        self.answers = answers
+        self.close_after = close_after
+        self.requests: list[tuple[str, dict[str, str], bytes]] = []
+        self.connections = 0
+        self._sock = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self._sock.getsockname()[1])
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn, conn.makefile("rb") as reader:
+            served = 0
+            while True:
+                line = reader.readline()
+                if not line:
+                    return
+                headers: dict[str, str] = {}
+                while (h := reader.readline()) not in (b"\r\n", b""):
+                    key, _, value = h.decode("latin-1").partition(":")
+                    headers[key.lower()] = value.strip()
+                body = reader.read(int(headers.get("content-length", "0")))
+                self.requests.append((line.decode("latin-1").strip(), headers, body))
+                conn.sendall(self.answers.pop(0))
+                served += 1
+                if self.close_after and served >= self.close_after:
+                    return
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+def answer(status: int, body: bytes, extra: str = "") -> bytes:
+    return f"HTTP/1.1 {status} X\r\nContent-Length: {len(body)}\r\n{extra}\r\n".encode() + body
+
+
+@pytest.fixture
+def make_client() -> Iterator[list[KubeClient]]:
+    made: list[KubeClient] = []
+    yield made
+    for c in made:
+        c.close()
+
+
+def kube_client(port: int, made: list[KubeClient], token: str = "") -> KubeClient:
+    conf = k8s_client.Configuration()
+    conf.host = f"http://127.0.0.1:{port}"
+    if token:
+        conf.api_key = {"authorization": f"Bearer {token}"}
+    api = k8s_client.ApiClient(conf)
+    api.user_agent = "berth-test"
+    client = KubeClient(api, qps=0, burst=1)
+    made.append(client)
+    return client
+
+
+def test_requests_share_one_kept_alive_connection(make_client: list[KubeClient]) -> None:
+    server = FakeServer([answer(201, b'{"a":1}'), answer(200, b"{}"), answer(404, b"{}")])
+    kc = kube_client(server.port, make_client, token="s3cret")
+    assert kc.request("POST", "/api/v1/namespaces/ns/pods", body={"x": 1}) == (201, b'{"a":1}')
+    assert kc.get_json("/api/v1/pods", {"limit": "1", "q": "a b"}) == {}
+    assert kc.request("DELETE", "api/v1/namespaces/ns/pods/p")[0] == 404
+    server.close()
+    assert server.connections == 1
+    (post, headers, body), (get, get_headers, _), (delete, _, _) = server.requests
+    assert post == "POST /api/v1/namespaces/ns/pods HTTP/1.1"
+    assert orjson.loads(body) == {"x": 1}
+    assert headers["content-type"] == "application/json" and headers["accept"] == "application/json"
+    assert headers["user-agent"] == "berth-test" and headers["authorization"] == "Bearer s3cret"
+    assert headers["host"] == f"127.0.0.1:{server.port}"
+    assert get == "GET /api/v1/pods?limit=1&q=a+b HTTP/1.1" and "content-type" not in get_headers
+    assert delete == "DELETE /api/v1/namespaces/ns/pods/p HTTP/1.1"
+
+
+def test_patch_is_a_merge_patch_unless_told(make_client: list[KubeClient]) -> None:
+    server = FakeServer([answer(200, b"{}"), answer(200, b"{}")])
+    kc = kube_client(server.port, make_client)
+    kc.request("PATCH", "/x", body={"a": 1})
+    kc.request("PATCH", "/x", body=b"{}", content_type="application/strategic-merge-patch+json")
+    server.close()
+    assert [r[1]["content-type"] for r in server.requests] == [
+        "application/merge-patch+json",
+        "application/strategic-merge-patch+json",
+    ]
+
+
+def test_a_chunked_answer_is_read_whole(make_client: list[KubeClient]) -> None:
+    chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"
+    server = FakeServer([chunked, answer(200, b"ok")])
+    kc = kube_client(server.port, make_client)
+    assert kc.request("GET", "/a") == (200, b"abcde")
+    assert kc.request("GET", "/b") == (200, b"ok")
+    server.close()
+    assert server.connections == 1
+
+
+def test_a_connection_the_server_closed_while_idle_is_replaced(make_client: list[KubeClient]) -> None:
+    server = FakeServer([answer(200, b"1"), answer(200, b"2")], close_after=1)
+    kc = kube_client(server.port, make_client)
+    assert kc.request("GET", "/a") == (200, b"1")
+    assert kc.request("GET", "/b") == (200, b"2")  # the kept connection is gone: a new one
+    server.close()
+    assert server.connections == 2 and [r[0] for r in server.requests] == [
+        "GET /a HTTP/1.1",
+        "GET /b HTTP/1.1",
+    ]
+
+
+def test_connection_close_is_honoured(make_client: list[KubeClient]) -> None:
+    server = FakeServer([answer(200, b"1", "Connection: close\r\n"), answer(200, b"2")], close_after=1)
+    kc = kube_client(server.port, make_client)
+    assert kc.request("GET", "/a") == (200, b"1")
+    assert kc.request("GET", "/b") == (200, b"2")
+    server.close()
+    assert server.connections == 2
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc",  # cut short
+        b"NOT HTTP AT ALL\r\n\r\n",  # malformed
+    ],
+)
+def test_a_broken_answer_is_a_status_0_kube_error(make_client: list[KubeClient], raw: bytes) -> None:
+    server = FakeServer([raw], close_after=1)
+    kc = kube_client(server.port, make_client)
+    with pytest.raises(KubeError) as err:
+        kc.request("GET", "/a")
+    server.close()
+    assert err.value.status == 0 and err.value.reason == "TransportError"
+
+
+def test_no_server_is_a_status_0_kube_error(make_client: list[KubeClient]) -> None:
+    sock = socket.create_server(("127.0.0.1", 0))
+    port = int(sock.getsockname()[1])
+    sock.close()
+    with pytest.raises(KubeError) as err:
+        kube_client(port, make_client).request("POST", "/api/v1/namespaces/ns/pods/p/binding", body={})
+    assert err.value.status == 0 and err.value.reason == "TransportError"
+    assert err.value.message.startswith("POST /api/v1/namespaces/ns/pods/p/binding: ")
+
+
+def test_a_read_timeout_is_a_status_0_kube_error(make_client: list[KubeClient]) -> None:
+    sock = socket.create_server(("127.0.0.1", 0))  # accepts (the backlog) but never answers
+    try:
+        with pytest.raises(KubeError) as err:
+            kube_client(int(sock.getsockname()[1]), make_client).request("GET", "/a", timeout=0.2)
+    finally:
+        sock.close()
+    assert err.value.status == 0 and err.value.reason == "TransportError"
+
+
+def test_only_a_plain_configuration_gets_the_raw_path() -> None:
+    conf = k8s_client.Configuration()
+    assert Target.of(conf, "https://10.0.0.1:6443/prefix/") is not None
+    assert Target.of(conf, "unix:///run/k8s.sock") is None
+    conf.proxy = "http://proxy:3128"
+    assert Target.of(conf, "https://10.0.0.1:6443") is None
+    conf.proxy = None
+    conf.assert_hostname = "other"
+    assert Target.of(conf, "https://10.0.0.1:6443") is None
+    api = k8s_client.ApiClient(conf)
+    conf.host = "https://10.0.0.1:6443"
+    assert KubeClient(api)._raw is None  # requests go through urllib3
+
+
+def test_the_server_path_prefix_is_kept(make_client: list[KubeClient]) -> None:
+    server = FakeServer([answer(200, b"{}")])
+    target = Target.of(k8s_client.Configuration(), f"http://127.0.0.1:{server.port}/base/")
+    assert target is not None
+    http = BlockingHttp(target)
+    assert http.request("GET", "/api", {}, b"", 5.0) == (200, b"{}")
+    http.close()
+    server.close()
+    assert server.requests[0][0] == "GET /base/api HTTP/1.1"
+
+
+def test_the_parser_lets_go_of_itself_once_the_answer_is_in() -> None:
+    response = ResponseParser()
+    response.feed(answer(201, b"{}"))
+    # No reference cycle left for the cyclic collector: parser -> callbacks -> parser.
+    assert response.complete and response.parser is None
+    assert (response.status, response.body, response.keep_alive) == (201, [b"{}"], True)
