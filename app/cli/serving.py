@@ -24,9 +24,6 @@ import threading
 from collections.abc import Callable
 from types import FrameType
 
-from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
-from kubernetes.config.config_exception import ConfigException
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
@@ -34,6 +31,7 @@ from app import __version__, logs
 from app.api.validation import parse_duration
 from app.cli.options import CommandError
 from app.kube.client import KubeClient, KubeError
+from app.kube.k8s import ApiClient, ConfigException, Configuration, load_incluster_config
 from app.server.authn import Authenticator, TokenReviewAuthenticator
 from app.server.authz import Authorizer, SubjectAccessReviewer
 from app.server.certs import CertKey, TLSConfigError, self_signed_files, server_context
@@ -226,12 +224,12 @@ def in_cluster_client(*, qps: float, burst: int, user_agent: str) -> KubeClient 
     """
     if not os.environ.get("KUBERNETES_SERVICE_HOST"):
         return None
-    configuration = k8s_client.Configuration()
+    configuration = Configuration()
     try:
-        k8s_config.load_incluster_config(client_configuration=configuration)
+        load_incluster_config(client_configuration=configuration)
     except ConfigException as err:
         raise KubeError(0, f"invalid in-cluster config: {err}", "ConfigError") from err
-    api = k8s_client.ApiClient(configuration)
+    api = ApiClient(configuration)
     api.user_agent = user_agent
     return KubeClient(api, qps=qps, burst=burst)
 

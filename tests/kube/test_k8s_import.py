@@ -1,0 +1,81 @@
+"""``app.kube.k8s``: berth imports the kubernetes client's configuration parts, not its generated code.
+
+Each case runs in a fresh interpreter: this test process has long imported ``kubernetes`` whole.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+KUBECONFIG = """\
+apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "https://127.0.0.1:6443", insecure-skip-tls-verify: true}
+users:
+- name: u
+  user: {token: s3cret}
+contexts:
+- name: x
+  context: {cluster: c, user: u}
+current-context: x
+"""
+
+
+def run(code: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_berth_loads_a_kubeconfig_without_the_generated_models(tmp_path: Path) -> None:
+    config = tmp_path / "kubeconfig"
+    config.write_text(KUBECONFIG)
+    out = run(
+        f"""
+        import sys
+        from app.kube.client import KubeClient
+        kc = KubeClient.from_config({str(config)!r})
+        headers = kc.headers(None)
+        print(kc.host, headers["authorization"], any(m.startswith("kubernetes.client.models.") for m in sys.modules))
+        """
+    )
+    assert out == "https://127.0.0.1:6443 Bearer s3cret False"
+
+
+def test_the_rest_of_the_package_is_still_there_when_asked_for() -> None:
+    out = run(
+        """
+        import app.kube.client
+        import kubernetes
+        from kubernetes import client
+        print(client.CoreV1Api.__name__, client.models.V1Pod.__name__, kubernetes.__version__ > "")
+        from kubernetes.client import V1Node
+        print(V1Node.__name__, kubernetes.watch.Watch.__name__)
+        """
+    )
+    assert out.splitlines() == ["CoreV1Api V1Pod True", "V1Node Watch"]
+
+
+def test_a_kubernetes_imported_before_is_used_as_it_is() -> None:
+    out = run(
+        """
+        import kubernetes.client
+        from app.kube import k8s
+        print(k8s.ApiClient is kubernetes.client.ApiClient, k8s.Configuration is kubernetes.client.Configuration)
+        """
+    )
+    assert out == "True True"
