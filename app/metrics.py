@@ -90,6 +90,14 @@ class BulkHistogram:
                 acc += v
             total[0] += acc
 
+    def observe_repeated(self, labels: tuple[str, ...], value: float, times: int) -> None:
+        """Record ``value`` ``times`` times for ``labels``."""
+        i = bisect_left(self._bounds, value)
+        with self._lock:
+            counts, total = self._get(labels)
+            counts[i] += times
+            total[0] += value * times
+
     def sample_count(self, labels: tuple[str, ...]) -> int:
         """How many observations ``labels`` has (0 when none)."""
         with self._lock:
@@ -155,6 +163,13 @@ def observe_plugin(plugin: str, extension_point: str, status: str, seconds: floa
 def observe_plugin_many(plugin: str, extension_point: str, status: str, seconds: Iterable[float]) -> None:
     """Record many calls' durations of one plugin at one extension point (e.g. Score, per node)."""
     PLUGIN_EXECUTION_DURATION.observe_many((plugin, extension_point, status), seconds)
+
+
+def observe_plugin_repeated(
+    plugin: str, extension_point: str, status: str, seconds: float, times: int
+) -> None:
+    """Record ``times`` calls of one plugin that took ``seconds`` each (a bulk call's per-node mean)."""
+    PLUGIN_EXECUTION_DURATION.observe_repeated((plugin, extension_point, status), seconds, times)
 
 
 def observe_extension_point(extension_point: str, status: str, profile: str, seconds: float) -> None:

@@ -10,8 +10,15 @@ from app.api.objects import Pod
 from app.backend.cache.cache import Cache
 from app.backend.cache.snapshot import Snapshot
 from app.framework.cycle_state import CycleState
-from app.framework.interfaces import PluginError
-from app.framework.runtime import Framework, NodeScore, NodeScores, filter_failure, filter_plugin_error
+from app.framework.interfaces import FilterPlugin, PluginError
+from app.framework.runtime import (
+    Framework,
+    NodeScore,
+    NodeScores,
+    TimedFilters,
+    filter_failure,
+    filter_plugin_error,
+)
 from app.framework.status import Code, Status
 from app.framework.types import NodeInfo, PodInfo
 from app.scheduler.fit_error import ERR_NO_NODES_AVAILABLE, Diagnosis, FitError
@@ -181,12 +188,32 @@ class Algorithm:
         if not filters:
             feasible.extend(order[:to_find])
             return feasible
+        if not state.record_plugin_metrics:
+            return self._filter_nodes(fwk, state, pod, diagnosis, order, filters, to_find, feasible)
+        timed = TimedFilters(filters)
+        try:
+            return self._filter_nodes(fwk, state, pod, diagnosis, order, timed.plugins, to_find, feasible)
+        finally:
+            timed.flush()
+
+    def _filter_nodes(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        diagnosis: Diagnosis,
+        order: Sequence[NodeInfo],
+        filters: Sequence[FilterPlugin],
+        to_find: int,
+        feasible: list[NodeInfo],
+    ) -> list[NodeInfo]:
+        """Run ``filters`` on ``order`` until ``to_find`` nodes fit."""
         statuses = diagnosis.node_to_status.statuses
         nominated = self.nominated_pods
         if nominated is not None and self.any_nominated is not None and not self.any_nominated():
             nominated = None
         run = fwk.run_filter_plugins
-        if nominated is None and not state.record_plugin_metrics:
+        if nominated is None:
             # The common case in one tight loop, with run_filter_plugins' statuses.
             success = Code.SUCCESS
             for info in order:
@@ -212,15 +239,12 @@ class Algorithm:
                 diagnosis.add_plugin_status(status)
             return feasible
         for info in order:
-            if nominated is not None:
-                extra = nominated(info.name)
-                status = (
-                    fwk.run_filter_plugins_with_nominated_pods(state, pod, info, extra, filters)
-                    if extra
-                    else run(state, pod, info, filters)
-                )
-            else:
-                status = run(state, pod, info, filters)
+            extra = nominated(info.name)
+            status = (
+                fwk.run_filter_plugins_with_nominated_pods(state, pod, info, extra, filters)
+                if extra
+                else run(state, pod, info, filters)
+            )
             if status is None:
                 feasible.append(info)
                 if len(feasible) >= to_find:

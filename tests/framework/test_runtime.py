@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from app import metrics
 from app.api.objects import Pod
 from app.framework.cycle_state import CycleState
 from app.framework.interfaces import (
@@ -30,7 +31,14 @@ from app.framework.interfaces import (
     ScorePlugin,
 )
 from app.framework.registry import Registry
-from app.framework.runtime import MAX_PERMIT_TIMEOUT, Framework, FrameworkError, PluginRef, ProfileSpec
+from app.framework.runtime import (
+    MAX_PERMIT_TIMEOUT,
+    Framework,
+    FrameworkError,
+    PluginRef,
+    ProfileSpec,
+    TimedFilters,
+)
 from app.framework.status import Code, Status
 from app.framework.types import NodeInfo, PodInfo
 from builders import make_node, make_pod
@@ -578,6 +586,75 @@ def test_filter_plugins(plugins: list[tuple[str, Code]], want: tuple[Code, str, 
     status = fw.run_filter_plugins(CycleState(), POD, NODE)
     got = None if status is None else (status.code, status.message(), status.plugin)
     assert got == want
+
+
+def sampled() -> CycleState:
+    state = CycleState()
+    state.record_plugin_metrics = True
+    return state
+
+
+def plugin_samples(plugin: str, point: str, code: str) -> int:
+    return metrics.PLUGIN_EXECUTION_DURATION.sample_count((plugin, point, code))
+
+
+@pytest.mark.parametrize(("plugins", "want"), [c[1:] for c in FILTER_CASES], ids=[c[0] for c in FILTER_CASES])
+def test_filter_plugins_in_a_sampled_cycle(
+    plugins: list[tuple[str, Code]], want: tuple[Code, str, str] | None
+) -> None:
+    # The same verdicts, and one duration per plugin call under the status code it returned.
+    fw = framework([_filter(n, c) for n, c in plugins], {"filter": [n for n, _ in plugins]})
+    before = {(n, c): plugin_samples(n, "Filter", c.label) for n, c in plugins}
+    status = fw.run_filter_plugins(sampled(), POD, NODE)
+    got = None if status is None else (status.code, status.message(), status.plugin)
+    assert got == want
+    called = {c.split(".")[0] for c in CALLS if c.endswith(".filter")}
+    for n, c in plugins:
+        assert plugin_samples(n, "Filter", c.label) - before[(n, c)] == (1 if n in called else 0)
+
+
+def test_timed_filters_record_every_call_once_flushed() -> None:
+    ok = make("timedOk", FilterPlugin)
+    no = make("timedNo", FilterPlugin, filter=Status(Code.UNSCHEDULABLE, "no"))
+    fw = framework([ok, no], {"filter": ["timedOk", "timedNo"]})
+    timed = TimedFilters(fw.active_filters(CycleState()))
+    assert names(timed.plugins) == ["timedOk", "timedNo"]
+    before = (
+        plugin_samples("timedOk", "Filter", "Success"),
+        plugin_samples("timedNo", "Filter", "Unschedulable"),
+    )
+    for _ in range(3):
+        status = fw.run_filter_plugins(CycleState(), POD, NODE, timed.plugins)
+        assert status is not None and status.plugin == "timedNo"
+    assert plugin_samples("timedOk", "Filter", "Success") == before[0]  # nothing until flushed
+    timed.flush()
+    timed.flush()  # flushing twice records nothing twice
+    after = (
+        plugin_samples("timedOk", "Filter", "Success"),
+        plugin_samples("timedNo", "Filter", "Unschedulable"),
+    )
+    assert (after[0] - before[0], after[1] - before[1]) == (3, 3)
+
+
+def test_a_sampled_score_records_one_duration_per_node() -> None:
+    fw = framework(
+        [make("timedScore", ScorePlugin, score=_by_node(node1=10, node2=40))], {"score": ["timedScore"]}
+    )
+    before = plugin_samples("timedScore", "Score", "Success")
+    scores, status = fw.run_score_plugins(sampled(), POD, NODES)
+    assert status is None and [s.total for s in scores] == [10, 40]
+    assert plugin_samples("timedScore", "Score", "Success") - before == len(NODES)
+
+
+def test_a_sampled_score_error_records_the_error() -> None:
+    def fail(_: NodeInfo) -> int:
+        raise PluginError("boom")
+
+    fw = framework([make("timedFail", ScorePlugin, score=fail)], {"score": ["timedFail"]})
+    scores, status = fw.run_score_plugins(sampled(), POD, NODES)
+    assert scores == [] and status is not None and status.code is Code.ERROR
+    assert plugin_samples("timedFail", "Score", "Error") == 1
+    assert plugin_samples("timedFail", "Score", "Success") == 0
 
 
 def test_filter_skipped_by_pre_filter_is_not_run() -> None:
