@@ -58,7 +58,9 @@ def _with_defaults(container: Container, defaults: ResourceList | None) -> Resou
 
 def _add(into: ResourceList, other: ResourceList) -> None:
     for k, v in other.items():
-        into[k] = into.get(k, 0) + v
+        # A first amount is taken as it is: ``0 + v`` is the same value (and type) at the price of
+        # Fraction arithmetic, and most pods have one container.
+        into[k] = into[k] + v if k in into else v
 
 
 def _max(into: ResourceList, other: ResourceList) -> None:

@@ -116,6 +116,16 @@ class Resource:
         )
 
 
+def _request_all(pod: Pod, resources: ResourceList) -> bool:
+    """Whether every container, regular and init, requests each of ``resources``."""
+    for containers in (pod.containers, pod.init_containers):
+        for c in containers:
+            for name in resources:
+                if name not in c.requests:
+                    return False
+    return True
+
+
 class PodInfo:
     """A pod with what is computed from it once: effective and non-zero requests.
 
@@ -136,9 +146,14 @@ class PodInfo:
             if is_pod_level_requests_set(pod)
             else NON_MISSING_DEFAULTS
         )
-        non_zero = pod_requests(pod, non_missing) if non_missing else requests
-        self.non0_cpu = milli_value_of(non_zero[CPU]) if CPU in non_zero else 0
-        self.non0_mem = value_of(non_zero[MEMORY]) if MEMORY in non_zero else 0
+        if not non_missing or _request_all(pod, non_missing):
+            # No container misses a defaulted resource: the non-zero requests are the requests.
+            self.non0_cpu = self.requests.milli_cpu
+            self.non0_mem = self.requests.memory
+        else:
+            non_zero = pod_requests(pod, non_missing)
+            self.non0_cpu = milli_value_of(non_zero[CPU]) if CPU in non_zero else 0
+            self.non0_mem = value_of(non_zero[MEMORY]) if MEMORY in non_zero else 0
         self.extra: dict[str, object] = {}
 
     @property

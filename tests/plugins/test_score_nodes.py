@@ -92,3 +92,26 @@ def test_score_nodes_equals_score_per_node(seed: int) -> None:
             assert plugin.score_nodes(state, pod, infos) == expected, (type(plugin).__name__, pod.key)
             compared += 1
     assert compared > len(pods) * 5
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_remembered_scores_follow_node_changes(seed: int) -> None:
+    # The resource plugins remember scores by request and NodeInfo generation: a node that gets
+    # (or loses) a pod has a new generation, so its score is computed again, in every plugin.
+    handle, infos, pods = _cluster(seed)
+    rng = random.Random(seed)
+    plugins = _plugins(handle)
+    for round_ in range(4):
+        for plugin in plugins:
+            for pod in pods:
+                state = CycleState()
+                pre_score = getattr(plugin, "pre_score", None)
+                if pre_score is not None and pre_score(state, pod, infos) is not None:
+                    continue
+                got = plugin.score_nodes(state, pod, infos)
+                assert got == [plugin.score(state, pod, n) for n in infos], (round_, type(plugin).__name__)
+        for info in rng.sample(infos, 10):
+            if info.pods and rng.random() < 0.5:
+                info.remove_pod(info.pods[0].pod)
+            else:
+                info.add_pod(st_pod(_requests(rng), node=info.name))

@@ -24,6 +24,7 @@ from app.plugins.noderesources.resource_allocation import (
     KIND_MEMORY,
     KIND_SCALAR,
     ResourceAllocationScorer,
+    ScoreMemo,
     go_div,
     is_best_effort,
 )
@@ -103,6 +104,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         # useRequested: the pod's and the node's plain requests, no non-zero defaults.
         self.scorer = ResourceAllocationScorer(args.resources, True)
         self._without_pod: dict[int, int] = {}  # NodeInfo generation -> balance score without the pod
+        self._memo = ScoreMemo()  # score_nodes' scores of nodes that did not change since
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """Skip best-effort pods (issue #129138: they would all pile onto one node); else store requests."""
@@ -141,9 +143,15 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         without = self._without_pod
         if len(without) > _WITHOUT_POD_CACHE:
             without.clear()
+        memo = self._memo.scores(requests)
         out: list[int] = []
         append = out.append
         for node_info in nodes:
+            generation = node_info.generation
+            score = memo.get(generation)
+            if score is not None:
+                append(score)
+                continue
             alloc = node_info.allocatable
             ac, am = alloc.milli_cpu, alloc.memory
             if ac == 0 or am == 0:
@@ -158,7 +166,6 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
             fm = float(um + pm) / fam
             if fm > 1:
                 fm = 1.0
-            generation = node_info.generation
             score_without = without.get(generation)
             if score_without is None:
                 gc = float(uc) / fac
@@ -170,7 +177,8 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
                 score_without = without[generation] = int((1 - abs((gc - gm) / 2)) * top)
             # |a - b| is the same float whichever of cpu and memory comes first in the args.
             diff = _HALF + int((1 - abs((fc - fm) / 2)) * top) - score_without
-            append(_HALF + (diff // 2 if diff >= 0 else go_div(diff, 2)))
+            score = memo[generation] = _HALF + (diff // 2 if diff >= 0 else go_div(diff, 2))
+            append(score)
         return out
 
     def _score(self, node_info: NodeInfo, pod_request: Sequence[int]) -> int:

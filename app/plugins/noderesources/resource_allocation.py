@@ -46,6 +46,39 @@ KIND_OTHER = 4
 MAX_UTILIZATION = 100
 
 
+_MEMO_REQUESTS = 64
+"""Pod request vectors a :class:`ScoreMemo` remembers scores for before it starts over."""
+_MEMO_NODES = 20_000
+"""Node generations remembered per request vector before that vector's scores start over."""
+
+
+class ScoreMemo:
+    """Scores by the pod's request vector and the NodeInfo's generation.
+
+    A resource plugin's score of a node depends only on the pod's request vector, the node's
+    allocatable and its requested amounts (and the plugin's fixed arguments). The NodeInfo's
+    generation (process-wide, bumped by every change of the node or its pods; a snapshot copy keeps
+    its source's) tells whether the node changed. Between two scheduling cycles only the nodes that
+    changed get a new generation (the one the last pod was assumed on, those the informers touched),
+    so for pods alike (a Deployment's replicas) most of a cycle's scores are the last cycle's.
+    """
+
+    __slots__ = ("_by_request",)
+
+    def __init__(self) -> None:
+        self._by_request: dict[tuple[int, ...], dict[int, int]] = {}
+
+    def scores(self, request: Sequence[int]) -> dict[int, int]:
+        """The generation → score map of ``request``, for the caller to read and fill."""
+        key = tuple(request)
+        memo = self._by_request.get(key)
+        if memo is None or len(memo) > _MEMO_NODES:
+            if memo is None and len(self._by_request) >= _MEMO_REQUESTS:
+                self._by_request.clear()
+            memo = self._by_request[key] = {}
+        return memo
+
+
 def go_div(a: int, b: int) -> int:
     """Integer division truncating toward zero, as Go's ``/`` on int64 (Python's ``//`` floors)."""
     q = a // b
@@ -123,6 +156,7 @@ class ResourceAllocationScorer:
     __slots__ = (
         "cpu_memory",
         "kinds",
+        "memo",
         "names",
         "resources",
         "specs",
@@ -148,6 +182,7 @@ class ResourceAllocationScorer:
             zip(self.names, self.weights, self.kinds, strict=True)
         )
         self.use_requested = use_requested
+        self.memo = ScoreMemo()  # score_many's scores of nodes that did not change since
         self.strategy = strategy
         self.table: tuple[int, ...] = ()
         if strategy == REQUESTED_TO_CAPACITY_RATIO:
@@ -276,16 +311,22 @@ class ResourceAllocationScorer:
         cm = self.cpu_memory
         strategy = self.strategy
         if cm is None or strategy == REQUESTED_TO_CAPACITY_RATIO:
-            score = self.score
-            return [score(n, pod_request) for n in nodes]
+            score_one = self.score
+            return [score_one(n, pod_request) for n in nodes]
         ic, im, wc, wm = cm
         pc, pm = pod_request[ic], pod_request[im]
         weight_sum = wc + wm
         least = strategy == LEAST_ALLOCATED
         use_requested = self.use_requested
+        memo = self.memo.scores(pod_request)
         out: list[int] = []
         append = out.append
         for node_info in nodes:
+            generation = node_info.generation
+            score = memo.get(generation)
+            if score is not None:
+                append(score)
+                continue
             alloc = node_info.allocatable
             ac, am = alloc.milli_cpu, alloc.memory
             if ac == 0 or am == 0:
@@ -300,7 +341,8 @@ class ResourceAllocationScorer:
             else:
                 sc = (ac if rc > ac else rc) * MAX_NODE_SCORE // ac
                 sm = (am if rm > am else rm) * MAX_NODE_SCORE // am
-            append((sc * wc + sm * wm) // weight_sum)
+            score = memo[generation] = (sc * wc + sm * wm) // weight_sum
+            append(score)
         return out
 
 
