@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 from app.extender.wire import ExtenderArgs, FilterResult, HostPriority
 from app.framework.cycle_state import CycleState
-from app.framework.runtime import Framework
+from app.framework.runtime import Framework, NodeScores
 from app.framework.status import Code
 from app.framework.types import NodeInfo, PodInfo
 from app.scheduler.algorithm import SchedulingError
@@ -156,12 +156,20 @@ class ExtenderService:
             )
         except (NoProfileError, SchedulingError) as err:
             return [], _error_text(err)
+        # Names and totals as the plain lists of a NodeScores: no NodeScore object per node.
+        if isinstance(scores, NodeScores):
+            names, totals = scores.names, scores.totals
+        else:
+            names, totals = [s.name for s in scores], [s.total for s in scores]
         max_total = max_total_score(fwk)
         if max_total <= 0:
-            return [HostPriority(s.name, 0) for s in scores], ""
+            return [HostPriority(name, 0) for name in names], ""
         # extender_score inlined: this runs once per node per /prioritize.
         top = MAX_EXTENDER_PRIORITY
-        return [HostPriority(s.name, min(top, max(0, s.total * top // max_total))) for s in scores], ""
+        return [
+            HostPriority(name, min(top, max(0, total * top // max_total)))
+            for name, total in zip(names, totals, strict=True)
+        ], ""
 
     # --- nodes ---------------------------------------------------------------------------
 

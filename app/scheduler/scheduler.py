@@ -19,7 +19,7 @@ from app.config.types import SchedulerConfiguration
 from app.framework.cycle_state import CycleState
 from app.framework.interfaces import Binder, ClusterActions, NodeInfoLister, ObjectLister, PodNominator
 from app.framework.registry import Registry
-from app.framework.runtime import Framework, NodeScore
+from app.framework.runtime import Framework, NodeScore, TimedFilters
 from app.framework.status import Code, Status
 from app.framework.types import NodeInfo, PodInfo
 from app.scheduler.algorithm import Algorithm, NoNodesAvailable, ScheduleResult, SchedulingError
@@ -176,6 +176,7 @@ class Attempt:
     victims: list[Pod] = field(default_factory=list)  # pods preempted by this attempt
     # NominatingInfo of a failed attempt: (mode, node). The default clears the nomination.
     nominating: tuple[str, str] = (MODE_OVERRIDE, "")
+    assumed: Pod | None = None  # a Scheduled attempt's pod with node_name set, as the cache assumed it
 
 
 @dataclass(slots=True)
@@ -345,13 +346,17 @@ class Engine:
                     num_all_nodes=1,
                 )
             return Attempt(pod, "Error", message=status.message(), result=result)
-        return Attempt(pod, "Scheduled", node=host, result=result, diagnosis=result.diagnosis)
+        return Attempt(
+            pod, "Scheduled", node=host, result=result, diagnosis=result.diagnosis, assumed=assumed
+        )
 
     def binding_cycle(self, fwk: Framework, state: CycleState, pod: Pod, attempt: Attempt) -> Attempt:
         """bindingCycle: PreBind, Bind, then FinishBinding and PostBind; on failure Unreserve and
         forget the assumed pod, and return an "Error" attempt with the failing status's message."""
         host = attempt.node or ""
-        assumed = dataclasses.replace(pod, node_name=host)
+        assumed = attempt.assumed
+        if assumed is None or assumed.node_name != host:
+            assumed = dataclasses.replace(pod, node_name=host)
         status: Status | None = fwk.run_pre_bind_plugins(state, assumed, host)
         if status is None:
             bound = fwk.run_bind_plugins(state, assumed, host)
@@ -385,18 +390,23 @@ class Engine:
             f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]",
         )
         feasible: list[NodeInfo] = []
-        filters = fwk.active_filters(state)
-        for info in nodes:
-            if allowed is not None and info.name not in allowed:
-                failed[info.name] = narrowed
-                continue
-            s = fwk.run_filter_plugins(state, pod, info, filters)
-            if s is None:
-                feasible.append(info)
-            elif s.code is Code.ERROR:
-                raise SchedulingError(s)
-            else:
-                failed[info.name] = s
+        timed = TimedFilters(fwk.active_filters(state)) if state.record_plugin_metrics else None
+        filters = fwk.active_filters(state) if timed is None else timed.plugins
+        try:
+            for info in nodes:
+                if allowed is not None and info.name not in allowed:
+                    failed[info.name] = narrowed
+                    continue
+                s = fwk.run_filter_plugins(state, pod, info, filters)
+                if s is None:
+                    feasible.append(info)
+                elif s.code is Code.ERROR:
+                    raise SchedulingError(s)
+                else:
+                    failed[info.name] = s
+        finally:
+            if timed is not None:
+                timed.flush()
         return FilterOutcome(feasible, failed), state
 
     def score_nodes(

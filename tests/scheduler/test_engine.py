@@ -315,3 +315,27 @@ def test_successful_bind_runs_reserve_once_and_confirms_the_pod() -> None:
     assert not e.cache.is_assumed(pod)
     cached = e.cache.get_pod(pod.uid)
     assert cached is not None and cached.node_name == "a"
+
+
+class RecordingPreBind(PreBindPlugin):
+    name: ClassVar[str] = "RecordingPreBind"
+    seen: ClassVar[list[Pod]] = []
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        self.seen.append(pod)
+        return None
+
+
+def test_the_binding_cycle_binds_the_pod_the_scheduling_cycle_assumed() -> None:
+    # As kube-scheduler's assumedPod: one copy with node_name set, from assume to PostBind.
+    e = engine([node("a")])
+    fw = with_plugins(e, RecordingPreBind, preBind=["RecordingPreBind"])
+    RecordingPreBind.seen.clear()
+    pod = cpu_pod("p", "1")
+    state = e.new_cycle_state()
+    attempt = e.scheduling_cycle(fw, state, pod)
+    assert attempt.status == "Scheduled" and attempt.assumed is not None
+    assert attempt.assumed.node_name == "a" and pod.node_name == ""
+    assert e.cache.get_pod(pod.uid) is attempt.assumed
+    assert e.binding_cycle(fw, state, pod, attempt).status == "Scheduled"
+    assert RecordingPreBind.seen == [attempt.assumed]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from app.config import load_config
 from app.plugins.registry import in_tree_registry
 from app.scheduler.scheduler import Engine
+from app.simulate.report import record_dict
+from app.simulate.runner import explain_attempt
 from app.standalone.traces import DecisionTraces
 from builders import make_node, make_pod
 
@@ -50,3 +52,18 @@ def test_a_scheduled_attempt_shows_the_scores_and_the_store_is_bounded() -> None
     assert trace["scores"][trace["node"]]["total"] >= max(s["total"] for s in trace["scores"].values())
     traces.forget("default/p3")
     assert traces.explain("default/p3") is None
+
+
+def test_a_kept_trace_explains_as_the_attempt_without_holding_its_raw_pod() -> None:
+    e = _engine()
+    pod = make_pod("p", [{"cpu": "1"}])
+    attempt = e.schedule_one(pod)
+    traces = DecisionTraces()
+    traces.record(attempt, list)
+    expected = record_dict(explain_attempt(attempt, []))
+    trace = traces.explain("default/p")
+    assert trace is not None
+    assert {k: v for k, v in trace.items() if k != "attempts"} == expected
+    kept, _, _ = traces._attempts["default/p"]
+    assert kept.pod.raw == {} and pod.raw  # the informer's copy is the pod's object; the trace names it
+    assert kept.assumed is None
