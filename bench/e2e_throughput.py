@@ -12,8 +12,13 @@ two rounds of M pods (100m / 500Mi, scheduler_perf's pod-default), each round in
 The pods of a round are created before its kube-scheduler starts, so the round measures scheduling,
 not pod creation. Throughput is sampled once per second from a watch of the pods being bound (as
 scheduler_perf's throughput collector samples scheduled pods): ``avg`` is bound pods over the time
-from the first bind to the last, ``p50`` the median of the full one-second samples. kube-scheduler's
-clientConnection qps/burst are 5000/5000 as in scheduler_perf; berth's are the same.
+from the first bind to the last, ``p50`` the median of the full one-second samples. It is taken
+again from the API server's own timestamps (the ``PodScheduled`` condition the binding sets, whole
+seconds, as ``bench/standalone.py`` does), which do not depend on this process keeping up with its
+watch: on 2 busy cores the API server drops a watcher that falls behind and the binds it resumes
+with arrive in a lump. Whole seconds are coarse for a round of a few seconds: the server average
+counts the seconds spanned inclusively, so it reads low by up to a second's worth of the round.
+kube-scheduler's clientConnection qps/burst are 5000/5000 as in scheduler_perf; berth's are the same.
 
 Each round also reports the CPU seconds per bound pod of every process of the stack (from
 ``/proc/PID/stat``, sched start to last bind) and of everything else on the machine (``/proc/stat``
@@ -22,24 +27,33 @@ compete for CPU, so a round's throughput is bounded by what they need per pod to
 ``--repeat N`` runs the pair of rounds N times (alternating, in fresh namespaces) and reports the
 median ratio, which is steadier than one pair on a noisy machine.
 
-Usage: ``.venv/bin/python bench/e2e_throughput.py [--nodes 200] [--pods 1000] [--repeat 1] [--keep-logs DIR]``
+``--profile FILE`` samples ``berth serve`` with py-spy (``--py-spy PATH``, default: on PATH) during
+the rounds with berth and writes collapsed stacks to FILE (one per round, ``FILE.N``), summarised
+at the end.
+
+Usage: ``.venv/bin/python bench/e2e_throughput.py [--nodes 200] [--pods 1000] [--repeat 1]
+[--profile FILE] [--keep-logs DIR]``
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import os
 import shutil
+import signal
 import ssl
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +159,10 @@ class Round:
     """CPU seconds per process over the round (kube-scheduler start to last bind)."""
     latency: dict[str, float | None]
     """Mean ms per call of :data:`KUBE_SCHEDULER_SERIES` and :data:`BERTH_SERIES` over the round."""
+    server_average: float = 0.0
+    """Bound pods / seconds spanned, from the API server's PodScheduled transition times."""
+    server_samples: list[int] = field(default_factory=list)
+    """Pods bound in each wall-clock second, by the API server's PodScheduled transition times."""
 
 
 def node_body(i: int) -> dict[str, object]:
@@ -261,6 +279,95 @@ class BindWatch:
             self._stream.close()
 
 
+def server_bind_times(client: KubeClient, namespace: str) -> list[float]:
+    """When each bound pod was bound, as the API server stamped it (whole seconds): the binding
+    subresource sets ``PodScheduled=True`` with ``lastTransitionTime`` now. Independent of how
+    promptly this process's watch saw the binds."""
+    pods = client.get_json(f"/api/v1/namespaces/{namespace}/pods")["items"]
+    times = []
+    for pod in pods:
+        for cond in pod.get("status", {}).get("conditions") or []:
+            if cond.get("type") == "PodScheduled" and cond.get("status") == "True":
+                stamp = datetime.strptime(cond["lastTransitionTime"], "%Y-%m-%dT%H:%M:%SZ")
+                times.append(stamp.replace(tzinfo=UTC).timestamp())
+    return times
+
+
+def server_rate(times: list[float]) -> tuple[float, list[int]]:
+    """The average rate and the per-second counts of whole-second server timestamps."""
+    if not times:
+        return 0.0, []
+    first, last = min(times), max(times)
+    samples = [0] * (int(last - first) + 1)
+    for t in times:
+        samples[int(t - first)] += 1
+    return len(times) / (last - first + 1), samples  # the seconds are inclusive
+
+
+class Profiler:
+    """``py-spy record`` attached to a process, writing collapsed stacks when stopped."""
+
+    def __init__(self, py_spy: str, pid: int, output: Path) -> None:
+        self.output = output
+        self.popen = subprocess.Popen(
+            [
+                py_spy,
+                "record",
+                "--pid",
+                str(pid),
+                "--format",
+                "raw",
+                "--rate",
+                "200",
+                "--nonblocking",
+                "--gil",  # only the thread holding the GIL: where berth's one core of Python goes
+                "--output",
+                str(output),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def stop(self) -> None:
+        """SIGINT makes py-spy write its output and exit."""
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGINT)
+        self.popen.wait(timeout=60)
+
+
+def print_profile(files: list[Path], top: int = 30) -> None:
+    """The functions with the most samples of berth's busy threads: self and inclusive."""
+    own: collections.Counter[str] = collections.Counter()
+    inclusive: collections.Counter[str] = collections.Counter()
+    total = 0
+    for path in files:
+        if not path.exists():
+            continue
+        for line in path.read_text().splitlines():
+            stack, _, count = line.rpartition(" ")
+            if not stack or not count.isdigit():
+                continue
+            # "function (file:line)" frames, counted per function, not per line
+            frames = [f.rsplit(":", 1)[0] + ")" if f.endswith(")") else f for f in stack.split(";")]
+            total += int(count)
+            if frames:
+                own[frames[-1]] += int(count)
+            for frame in set(frames):
+                inclusive[frame] += int(count)
+    if not total:
+        print("\n(no profile samples)")
+        return
+    print(f"\nberth profile: {total} samples of the thread holding the GIL\n")
+    print("| self % | function |")
+    print("|---|---|")
+    for frame, samples in own.most_common(top):
+        print(f"| {100 * samples / total:.1f} | `{frame}` |")
+    print("\n| inclusive % | function |")
+    print("|---|---|")
+    for frame, samples in inclusive.most_common(top):
+        print(f"| {100 * samples / total:.1f} | `{frame}` |")
+
+
 def measure(name: str, watch: BindWatch, pods: int) -> Round:
     times = sorted(watch.times.values())
     if len(times) < 2:
@@ -283,7 +390,9 @@ def run_round(
     extenders: list[ExtenderEntry],
     stack_pids: dict[str, int],
     berth_url: str = "",
+    profiler: Profiler | None = None,
 ) -> Round:
+    """One round; ``profiler``, if any, is stopped when the last pod is bound."""
     namespace = "-".join(w for w in name.replace("+", " ").replace("#", " ").lower().split())
     client.request("POST", "/api/v1/namespaces", body={"metadata": {"name": namespace}})
     print(f"[{name}] creating {pods} pods", file=sys.stderr)
@@ -305,6 +414,8 @@ def run_round(
         ks = scrape(f"https://127.0.0.1:{sched.port}/metrics", insecure)
         berth_after = scrape(f"{berth_url}/metrics") if berth_url else {}
     finally:
+        if profiler is not None:
+            profiler.stop()
         sched.stop()
     result = measure(name, watch, pods)
     result.cpu = cpu
@@ -313,6 +424,7 @@ def run_round(
         result.latency |= {
             label: mean_ms(berth_after, berth_before, series) for label, series in BERTH_SERIES.items()
         }
+    result.server_average, result.server_samples = server_rate(server_bind_times(client, namespace))
     listed = client.get_json(f"/api/v1/namespaces/{namespace}/pods")["items"]
     bound = sum(1 for p in listed if p["spec"].get("nodeName"))
     if bound != result.bound:
@@ -333,8 +445,12 @@ def main() -> int:
     parser.add_argument(
         "--no-bind-round", action="store_true", help="also measure berth as a filter/prioritize-only extender"
     )
+    parser.add_argument("--profile", metavar="FILE", type=Path, help="py-spy berth serve into FILE.N")
+    parser.add_argument("--py-spy", default=shutil.which("py-spy") or "py-spy", help="the py-spy binary")
     parser.add_argument("--keep-logs", metavar="DIR", help="copy the process logs here")
     args = parser.parse_args()
+    if args.profile is not None:
+        args.profile.parent.mkdir(parents=True, exist_ok=True)
 
     workdir = Path(tempfile.mkdtemp(prefix="berth-e2e-bench-"))
     cp = LocalControlPlane(default_bin_dir(), ready_timeout=120.0)
@@ -362,8 +478,21 @@ def main() -> int:
             assert berth.popen is not None
             pids = {**plane, "berth": berth.popen.pid}
             entry = ExtenderEntry(berth.url, node_cache_capable=True)
+            profiler = (
+                Profiler(args.py_spy, berth.popen.pid, args.profile.with_name(f"{args.profile.name}.{n + 1}"))
+                if args.profile is not None
+                else None
+            )
             ext = run_round(
-                f"kube-scheduler + berth{suffix}", cp, client, workdir, args.pods, [entry], pids, berth.url
+                f"kube-scheduler + berth{suffix}",
+                cp,
+                client,
+                workdir,
+                args.pods,
+                [entry],
+                pids,
+                berth.url,
+                profiler,
             )
             rounds.append(ext)
             pairs.append((alone, ext))
@@ -396,10 +525,13 @@ def main() -> int:
     print(
         f"\n{args.nodes} nodes x {args.pods} pods (scheduler_perf templates), pods/s sampled once a second\n"
     )
-    print("| setup | bound | seconds | avg pods/s | p50 pods/s |")
-    print("|---|---|---|---|---|")
+    print("| setup | bound | seconds | avg pods/s | p50 pods/s | avg pods/s (server) | per second (server) |")
+    print("|---|---|---|---|---|---|---|")
     for r in rounds:
-        print(f"| {r.name} | {r.bound}/{r.pods} | {r.seconds:.1f} | {r.average:.0f} | {r.p50:.0f} |")
+        print(
+            f"| {r.name} | {r.bound}/{r.pods} | {r.seconds:.1f} | {r.average:.0f} | {r.p50:.0f} "
+            f"| {r.server_average:.0f} | {' '.join(str(n) for n in r.server_samples)} |"
+        )
     print("\nCPU ms per bound pod, kube-scheduler start to last bind ('other': the rest of the machine):\n")
     names = ["kube-scheduler", "berth", "kube-apiserver", "etcd", "other"]
     print("| setup | " + " | ".join(names) + " | total |")
@@ -415,6 +547,8 @@ def main() -> int:
     for r in rounds:
         cells = [f"{v:.2f}" if (v := r.latency.get(k)) is not None else "-" for k in labels]
         print(f"| {r.name} | " + " | ".join(cells) + " |")
+    if args.profile is not None:
+        print_profile(sorted(args.profile.parent.glob(f"{args.profile.name}.*")))
     ratios = [e.average / b.average if b.average else 0.0 for b, e in pairs]
     p50s = [e.p50 / b.p50 if b.p50 else 0.0 for b, e in pairs]
     print(
@@ -424,6 +558,9 @@ def main() -> int:
     if len(pairs) > 1:
         print(f"(median of {len(pairs)} pairs: {', '.join(f'{r:.2f}' for r in ratios)}) ", end="")
     print(f"(target >= 0.6x); berth /bind successes: {binds:.0f}")
+    server = [e.server_average / b.server_average if b.server_average else 0.0 for b, e in pairs]
+    detail = f" (pairs: {', '.join(f'{r:.2f}' for r in server)})" if len(server) > 1 else ""
+    print(f"with berth / without, API server times: {statistics.median(server):.2f}x average{detail}")
     return 0
 
 

@@ -27,18 +27,14 @@ Usage: ``.venv/bin/python bench/standalone.py [--nodes 500] [--pods 2000] [--rep
 from __future__ import annotations
 
 import argparse
-import collections
 import os
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +43,17 @@ sys.path.insert(0, str(ROOT))
 
 from e2e.stack import KubeScheduler, Process, scheduler_config  # noqa: E402
 from e2e.standalone import SCHEDULER_NAME, BerthScheduler  # noqa: E402
-from e2e_throughput import QPS, BindWatch, create_all, node_body, pod_body  # noqa: E402
+from e2e_throughput import (  # noqa: E402
+    QPS,
+    BindWatch,
+    Profiler,
+    create_all,
+    node_body,
+    pod_body,
+    print_profile,
+    server_bind_times,
+    server_rate,
+)
 
 from app.kube.client import KubeClient  # noqa: E402
 from kube.controlplane import LocalControlPlane, default_bin_dir  # noqa: E402
@@ -147,60 +153,9 @@ def summarise(result: Result, times: list[float]) -> None:
     result.p50 = statistics.median(full)
 
 
-def server_bind_times(client: KubeClient, namespace: str) -> list[float]:
-    """When each bound pod was bound, as the API server stamped it (whole seconds): the binding
-    subresource sets ``PodScheduled=True`` with ``lastTransitionTime`` now. Independent of how
-    promptly this process's watch saw the binds."""
-    pods = client.get_json(f"/api/v1/namespaces/{namespace}/pods")["items"]
-    times = []
-    for pod in pods:
-        for cond in pod.get("status", {}).get("conditions") or []:
-            if cond.get("type") == "PodScheduled" and cond.get("status") == "True":
-                stamp = datetime.strptime(cond["lastTransitionTime"], "%Y-%m-%dT%H:%M:%SZ")
-                times.append(stamp.replace(tzinfo=UTC).timestamp())
-    return times
-
-
 def summarise_server(result: Result, times: list[float]) -> None:
     """Per-second counts and the average rate from whole-second server timestamps."""
-    if not times:
-        return
-    first, last = min(times), max(times)
-    result.server_samples = [0] * (int(last - first) + 1)
-    for t in times:
-        result.server_samples[int(t - first)] += 1
-    result.server_average = len(times) / (last - first + 1)  # the seconds are inclusive
-
-
-class Profiler:
-    """``py-spy record`` attached to a process, writing collapsed stacks when stopped."""
-
-    def __init__(self, py_spy: str, pid: int, output: Path) -> None:
-        self.output = output
-        self.popen = subprocess.Popen(
-            [
-                py_spy,
-                "record",
-                "--pid",
-                str(pid),
-                "--format",
-                "raw",
-                "--rate",
-                "200",
-                "--nonblocking",
-                "--gil",  # only the thread holding the GIL: where berth's one core of Python goes
-                "--output",
-                str(output),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-
-    def stop(self) -> None:
-        """SIGINT makes py-spy write its output and exit."""
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGINT)
-        self.popen.wait(timeout=60)
+    result.server_average, result.server_samples = server_rate(times)
 
 
 def run_round(
@@ -264,39 +219,6 @@ def run_round(
     )
     client.request("DELETE", f"/api/v1/namespaces/{namespace}/pods", params={"gracePeriodSeconds": "0"})
     return result
-
-
-def print_profile(files: list[Path], top: int = 30) -> None:
-    """The functions with the most samples of ``berth run``'s busy threads: self and inclusive."""
-    own: collections.Counter[str] = collections.Counter()
-    inclusive: collections.Counter[str] = collections.Counter()
-    total = 0
-    for path in files:
-        if not path.exists():
-            continue
-        for line in path.read_text().splitlines():
-            stack, _, count = line.rpartition(" ")
-            if not stack or not count.isdigit():
-                continue
-            # "function (file:line)" frames, counted per function, not per line
-            frames = [f.rsplit(":", 1)[0] + ")" if f.endswith(")") else f for f in stack.split(";")]
-            total += int(count)
-            if frames:
-                own[frames[-1]] += int(count)
-            for frame in set(frames):
-                inclusive[frame] += int(count)
-    if not total:
-        print("\n(no profile samples)")
-        return
-    print(f"\nberth run profile: {total} samples of the thread holding the GIL\n")
-    print("| self % | function |")
-    print("|---|---|")
-    for frame, samples in own.most_common(top):
-        print(f"| {100 * samples / total:.1f} | `{frame}` |")
-    print("\n| inclusive % | function |")
-    print("|---|---|")
-    for frame, samples in inclusive.most_common(top):
-        print(f"| {100 * samples / total:.1f} | `{frame}` |")
 
 
 def main() -> int:
