@@ -8,6 +8,7 @@ is tested is what ``kubectl apply -k manifests/...`` does.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Iterable, Sequence
@@ -71,7 +72,9 @@ def write_overlay(
         doc["nameSuffix"] = name_suffix
     if components:
         doc["components"] = [os.path.relpath(c, where) for c in components]
-    (where / "kustomization.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    # As JSON (which is YAML): PyYAML leaves a string such as "-12e45" unquoted, as YAML 1.1 reads
+    # it as a string, and kustomize, reading YAML 1.2, then sees a number.
+    (where / "kustomization.yaml").write_text(json.dumps(doc, indent=2))
     return where
 
 
