@@ -1,9 +1,9 @@
 """Serving ASGI apps on one or more sockets from a background thread, with a two-phase shutdown.
 
 :class:`HttpServer` runs one uvicorn server per :class:`Listener` (httptools protocol with the TLS
-extension of :mod:`app.server.protocol`, uvloop when installed), all on **one** event loop in one
-thread: berth's engine is not thread-safe and its verbs run inline on the loop, so two listeners of
-one app must never serve from two loops. Only the first listener runs the ASGI lifespan (the
+extension and single-send answers of :mod:`app.server.protocol`, uvloop when installed), all on
+**one** event loop in one thread: berth's engine is not thread-safe and its verbs run inline on the
+loop, so two listeners of one app must never serve from two loops. Only the first listener runs the ASGI lifespan (the
 listeners usually wrap one app).
 
 :meth:`HttpServer.start` binds every socket in the calling thread (a taken port raises
@@ -29,7 +29,7 @@ from starlette.types import ASGIApp
 
 from app import logs
 from app.server.health import ShutdownCheck
-from app.server.protocol import TLSHttpToolsProtocol
+from app.server.protocol import BerthHttpProtocol
 
 __all__ = ["HttpServer", "ListenError", "Listener"]
 
@@ -161,7 +161,7 @@ class HttpServer:
     def _server(listener: Listener, *, first: bool) -> uvicorn.Server:
         config = uvicorn.Config(
             listener.app,
-            http=TLSHttpToolsProtocol,
+            http=BerthHttpProtocol,
             lifespan="on" if first else "off",
             log_level="warning",
             access_log=False,  # the handler chain logs requests (-v 3)

@@ -1,4 +1,11 @@
-"""uvicorn's httptools protocol, plus the TLS peer's verified certificate subject in the ASGI scope.
+"""uvicorn's httptools protocol, plus the TLS peer's verified certificate subject in the ASGI scope,
+and one send per response.
+
+uvicorn writes a response's head as soon as the app starts it and the body when it sends it: two
+sends, so two TCP segments, and on loopback two wake-ups of kube-scheduler's reading goroutine for
+every /filter and /prioritize answer, all while berth holds the GIL. :class:`CoalescingTransport`
+joins the writes made in one step of the event loop into one send at the end of that step; an answer
+whose head and body are sent in one step (every berth answer) leaves in one segment.
 
 uvicorn does not put TLS details in the scope. This protocol reads them once per connection (the
 handshake, and with it the client-certificate check against ``--client-ca-file``, is over when
@@ -22,7 +29,7 @@ from typing import Any
 from starlette.types import Scope
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-__all__ = ["Subject", "TLSHttpToolsProtocol", "client_subject"]
+__all__ = ["BerthHttpProtocol", "CoalescingTransport", "Subject", "client_subject"]
 
 Subject = tuple[tuple[str, str], ...]
 """A certificate subject's attributes as ``(name, value)`` pairs (``getpeercert()`` names)."""
@@ -34,14 +41,69 @@ def _subject(peercert: Mapping[str, Any] | None) -> Subject | None:
     return tuple((str(name), str(value)) for rdn in peercert.get("subject", ()) for name, value in rdn)
 
 
-class TLSHttpToolsProtocol(HttpToolsProtocol):
-    """HttpToolsProtocol that adds ``scope["extensions"]["tls"]`` on TLS connections."""
+class CoalescingTransport:
+    """A transport whose writes during one event-loop step leave in one ``write`` at its end.
+
+    Everything else is the wrapped transport's; closing sends what is pending first (an abort drops
+    it, as it drops the transport's own buffer).
+    """
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._pending: list[bytes] = []
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        """Queue ``data`` for the end of this loop step."""
+        if not data:
+            return
+        if not self._pending:
+            self._loop.call_soon(self.flush)
+        self._pending.append(bytes(data))
+
+    def writelines(self, chunks: Any) -> None:
+        """Queue every chunk."""
+        for chunk in chunks:
+            self.write(chunk)
+
+    def flush(self) -> None:
+        """Send what is pending, in one write."""
+        pending = self._pending
+        if not pending:
+            return
+        data = pending[0] if len(pending) == 1 else b"".join(pending)
+        pending.clear()
+        if not self._transport.is_closing():
+            self._transport.write(data)
+
+    def get_write_buffer_size(self) -> int:
+        """The transport's buffer plus what waits for the end of the step."""
+        return self._transport.get_write_buffer_size() + sum(len(d) for d in self._pending)
+
+    def write_eof(self) -> None:
+        """Send what is pending, then half-close."""
+        self.flush()
+        self._transport.write_eof()
+
+    def close(self) -> None:
+        """Send what is pending, then close."""
+        self.flush()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+class BerthHttpProtocol(HttpToolsProtocol):
+    """HttpToolsProtocol that answers in one send and adds ``scope["extensions"]["tls"]`` on TLS
+    connections."""
 
     _tls: dict[str, object] | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        """Read the TLS details of the new connection."""
-        super().connection_made(transport)
+        """Wrap the transport; read the TLS details of the new connection."""
+        coalescing = CoalescingTransport(transport, self.loop)
+        super().connection_made(coalescing)  # type: ignore[arg-type]
         ssl_object = transport.get_extra_info("ssl_object")
         if ssl_object is not None:
             self._tls = {
