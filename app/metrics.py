@@ -12,7 +12,8 @@ from prometheus_client.core import HistogramMetricFamily, Metric
 from prometheus_client.utils import floatToGoString
 
 
-def _exponential(start: float, factor: float, count: int) -> list[float]:
+def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
+    """``prometheus.ExponentialBuckets``: ``count`` bucket bounds from ``start``, each ``factor`` times the last."""
     return [start * factor**i for i in range(count)]
 
 
@@ -26,13 +27,13 @@ SCHEDULING_ATTEMPT_DURATION = Histogram(
     "scheduler_scheduling_attempt_duration_seconds",
     "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
     ["result", "profile"],
-    buckets=_exponential(0.001, 2, 15),
+    buckets=exponential_buckets(0.001, 2, 15),
 )
 FRAMEWORK_EXTENSION_POINT_DURATION = Histogram(
     "scheduler_framework_extension_point_duration_seconds",
     "Latency for running all plugins of a specific extension point.",
     ["extension_point", "status", "profile"],
-    buckets=_exponential(0.0001, 2, 12),
+    buckets=exponential_buckets(0.0001, 2, 12),
 )
 
 
@@ -126,7 +127,7 @@ PLUGIN_EXECUTION_DURATION = BulkHistogram(
     "scheduler_plugin_execution_duration_seconds",
     "Duration for running a plugin at a specific extension point.",
     ["plugin", "extension_point", "status"],
-    buckets=_exponential(0.00001, 1.5, 20),
+    buckets=exponential_buckets(0.00001, 1.5, 20),
 )
 
 PREEMPTION_ATTEMPTS = Counter(
@@ -136,7 +137,7 @@ PREEMPTION_ATTEMPTS = Counter(
 PREEMPTION_VICTIMS = Histogram(
     "scheduler_preemption_victims",
     "Number of selected preemption victims",
-    buckets=_exponential(1, 2, 7),
+    buckets=exponential_buckets(1, 2, 7),
 )
 
 SCHEDULED = "scheduled"
@@ -208,7 +209,7 @@ QUEUEING_HINT_EXECUTION_DURATION = Histogram(
     "scheduler_queueing_hint_execution_duration_seconds",
     "Duration for running a queueing hint function of a plugin.",
     ["plugin", "event", "hint"],
-    buckets=_exponential(0.00001, 1.5, 20),
+    buckets=exponential_buckets(0.00001, 1.5, 20),
 )
 
 # Queue moves happen per pod per event, so their labelled children are cached as above.

@@ -10,11 +10,9 @@ from typing import Protocol
 
 from prometheus_client import Gauge, Histogram
 
+from app.metrics import exponential_buckets
+
 __all__ = ["LEADER", "observe_scheduled", "set_leader"]
-
-
-def _exponential(start: float, factor: float, count: int) -> list[float]:
-    return [start * factor**i for i in range(count)]
 
 
 POD_SCHEDULING_SLI_DURATION = Histogram(
@@ -22,12 +20,12 @@ POD_SCHEDULING_SLI_DURATION = Histogram(
     "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and might "
     "involve multiple scheduling attempts.",
     ["attempts"],
-    buckets=_exponential(0.01, 2, 20),
+    buckets=exponential_buckets(0.01, 2, 20),
 )
 POD_SCHEDULING_ATTEMPTS = Histogram(
     "scheduler_pod_scheduling_attempts",
     "Number of attempts to successfully schedule a pod.",
-    buckets=_exponential(1, 2, 5),
+    buckets=exponential_buckets(1, 2, 5),
 )
 LEADER = Gauge(
     "leader_election_master_status",
