@@ -38,6 +38,8 @@ class NodeAggregate(Generic[C]):
     did with the same contribution.
     """
 
+    __slots__ = ()
+
     def contribution(self, node_info: NodeInfo) -> C | None:
         """What ``node_info`` adds to the sum, or None for nothing."""
         raise NotImplementedError
@@ -71,10 +73,10 @@ class _Kept:
         self.by_node = by_node
         self.position = position
 
-    def catch_up(self, log: Sequence[NodeInfo], end: int) -> None:
+    def catch_up(self, log: Sequence[NodeInfo]) -> None:
         """Replace the contributions of the nodes logged since ``position``."""
         agg, by_node = self.aggregate, self.by_node
-        for node_info in log[self.position : end]:
+        for node_info in log[self.position :]:
             name = node_info.name
             old = by_node.pop(name, None)
             if old is not None:
@@ -83,7 +85,7 @@ class _Kept:
             if new is not None:
                 agg.add(new)
                 by_node[name] = new
-        self.position = end
+        self.position = len(log)
 
 
 class ChangeFeed:
@@ -125,7 +127,7 @@ class ChangeFeed:
         kept = self._kept.get(key)
         if kept is not None:
             self._kept.move_to_end(key)
-            kept.catch_up(self._log, len(self._log))
+            kept.catch_up(self._log)
             return kept.aggregate  # type: ignore[return-value]
         aggregate = factory()
         if key not in self._seen:

@@ -54,10 +54,11 @@ class MatchingPodCounts(NodeAggregate[Contribution]):
         constraints: Sequence[SpreadConstraint],
         *,
         node_affinity_gate: bool,
-        checks: Sequence[tuple[bool, bool]],
+        checks: Sequence[tuple[bool, bool]] | None,
         require_all_keys: bool = True,
     ) -> None:
-        """``checks[i]``: whether constraint ``i`` honors the pod's node affinity, and its taints.
+        """``checks[i]``: whether constraint ``i`` honors the pod's node affinity, and its taints
+        (None: no constraint checks either).
 
         ``node_affinity_gate``: nodes the pod's node affinity rejects count for no constraint (the
         behaviour without node inclusion policies).
@@ -68,7 +69,7 @@ class MatchingPodCounts(NodeAggregate[Contribution]):
         self._keys = frozenset(c.topology_key for c in constraints)
         self._require_all_keys = require_all_keys
         self._gate = node_affinity_gate
-        self._checks = tuple(checks) if any(a or t for a, t in checks) else None
+        self._checks = None if checks is None else tuple(checks)
         self.counts: list[dict[str, int]] = [{} for _ in constraints]
         # How many counted nodes have each value: a value leaves the sum with its last node.
         self._values: list[dict[str, int]] = [{} for _ in constraints]
@@ -140,13 +141,14 @@ def matching_pod_counts(
     counts no pod, only the domains.
     """
     affinity_may_reject = has_required_node_affinity(pod)
-    checks = [
+    honored = [
         (
             inclusion_policies and c.node_affinity_policy == HONOR and affinity_may_reject,
             inclusion_policies and c.node_taints_policy == HONOR,
         )
         for c in constraints
     ]
+    checks = honored if any(a or t for a, t in honored) else None
     # Without inclusion policies, spreading only counts nodes that pass node affinity.
     gate = affinity_may_reject and not inclusion_policies
 
@@ -155,7 +157,7 @@ def matching_pod_counts(
             pod, constraints, node_affinity_gate=gate, checks=checks, require_all_keys=require_all_keys
         )
 
-    if gate or any(a or t for a, t in checks) or all_nodes is not snapshot.list():
+    if gate or checks is not None or all_nodes is not snapshot.list():
         aggregate = factory()
         aggregate.add_all(all_nodes)
         return aggregate.counts
