@@ -9,7 +9,7 @@ so that an attempt recounts only the nodes changed since the previous one with t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from app.api.objects import Node, Pod
@@ -97,6 +97,12 @@ def _terms_key(terms: Sequence[AffinityTerm]) -> tuple[object, ...]:
     return tuple((frozenset(t.namespaces), t.selector, t.topology_key) for t in terms)
 
 
+def _matched_pod_key(pod: Pod, ns_labels: Mapping[str, str]) -> tuple[object, ...]:
+    """What existing pods' terms see of the incoming pod (its namespace, its labels and its
+    namespace's labels), as a hashable value."""
+    return (pod.namespace, frozenset(pod.labels.items()), frozenset(ns_labels.items()))
+
+
 def _has_preferred(pod: Pod) -> bool:
     a, anti = pod.pod_affinity, pod.pod_anti_affinity
     return (a is not None and bool(a.preferred)) or (anti is not None and bool(anti.preferred))
@@ -135,16 +141,9 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         # Both sums are kept by the snapshot across cycles, keyed by all they depend on besides the
         # node: the pod's labels and namespace (and its labels) for existing pods' terms; the pod's
         # own terms, unless a namespaceSelector makes them depend on other namespaces' labels.
-        existing_key = (
-            NAME,
-            "existing",
-            pod.namespace,
-            frozenset(pod.labels.items()),
-            frozenset(ns_labels.items()),
-        )
         existing = dict(
             snapshot.aggregate(
-                existing_key,
+                (NAME, "existing", _matched_pod_key(pod, ns_labels)),
                 lambda: filtering.PairCounts(1, filtering.existing_anti_affinity_counter(pod, ns_labels)),
                 snapshot.have_pods_with_required_anti_affinity_list(),
             ).counts[0]
@@ -171,7 +170,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             affinity, anti_affinity = filtering.incoming_affinity_anti_affinity_counts(
                 required_affinity, required_anti_affinity, nodes
             )
-        if not existing and not required_affinity and not required_anti_affinity:
+        if not existing and not incoming_terms:
             return None, skip()
         state.write(
             PRE_FILTER_STATE_KEY,
@@ -240,9 +239,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                 NAME,
                 "scores",
                 self.hard_pod_affinity_weight,
-                pod.namespace,
-                frozenset(pod.labels.items()),
-                frozenset(ns_labels.items()),
+                _matched_pod_key(pod, ns_labels),
                 _terms_key([t for t, _ in incoming_terms]),
                 tuple(w for _, w in incoming_terms),
             )
@@ -262,13 +259,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """The summed topology scores of the node's labels: positive for affinity, negative for anti."""
-        s = state.get(PRE_SCORE_STATE_KEY)
-        if not isinstance(s, PreScoreState):
-            raise PluginError(_not_found(PRE_SCORE_STATE_KEY, "failed to read"))
-        node = node_info.node
-        if node is None:
-            raise PluginError("node not found")
-        return scoring.score_node(s, node)
+        return self.score_nodes(state, pod, [node_info])[0]
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
         """:meth:`score` for every node, reading the state once."""
