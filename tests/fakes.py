@@ -35,9 +35,9 @@ class FakeSnapshot:
         return len(self._nodes)
 
     def aggregate(
-        self, key: Hashable, factory: Callable[[], A], candidates: list[NodeInfo] | None = None
+        self, key: Hashable, factory: Callable[[], A], candidates: Callable[[], list[NodeInfo]] | None = None
     ) -> A:
-        return self._changes.aggregate(key, factory, self._nodes if candidates is None else candidates)
+        return self._changes.aggregate(key, factory, self.list if candidates is None else candidates)
 
 
 class FakeObjects:

@@ -116,11 +116,13 @@ class ChangeFeed:
         self._log.clear()
         self._kept.clear()
 
-    def aggregate(self, key: Hashable, factory: Callable[[], A], nodes: Sequence[NodeInfo]) -> A:
-        """The aggregate for ``key`` over ``nodes``, up to date.
+    def aggregate(
+        self, key: Hashable, factory: Callable[[], A], nodes: Callable[[], Sequence[NodeInfo]]
+    ) -> A:
+        """The aggregate for ``key`` over the nodes ``nodes()`` lists, up to date.
 
-        ``nodes`` are the snapshot's nodes, or those of them that contribute now (a node outside
-        them that starts contributing later is changed, so logged). ``key`` must name everything
+        ``nodes()`` gives the snapshot's nodes, or those of them that contribute now (a node outside
+        them that starts contributing later is changed, so logged); it is only called to build a sum. ``key`` must name everything
         the contributions depend on other than the NodeInfo, and ``factory`` build an empty
         aggregate for it. The caller may read the result but not change it.
         """
@@ -134,10 +136,10 @@ class ChangeFeed:
             self._seen[key] = None
             if len(self._seen) > MAX_SEEN_KEYS:
                 self._seen.popitem(last=False)
-            aggregate.add_all(nodes)
+            aggregate.add_all(nodes())
             return aggregate
         by_node: dict[str, Any] = {}
-        aggregate.add_all(nodes, by_node)
+        aggregate.add_all(nodes(), by_node)
         self._kept[key] = _Kept(aggregate, by_node, len(self._log))
         if len(self._kept) > MAX_AGGREGATES:
             self._kept.popitem(last=False)

@@ -51,12 +51,15 @@ class NodeInfoLister(Protocol):
         ...
 
     def aggregate(
-        self, key: Hashable, factory: Callable[[], A], candidates: builtins.list[NodeInfo] | None = None
+        self,
+        key: Hashable,
+        factory: Callable[[], A],
+        candidates: Callable[[], builtins.list[NodeInfo]] | None = None,
     ) -> A:
         """The per-node sum named ``key`` over :meth:`list`, kept current across cycles.
 
         See :mod:`app.framework.aggregate`: ``key`` names what the contributions depend on;
-        ``candidates``, if given, are the only nodes contributing now.
+        ``candidates``, if given, lists the only nodes contributing now (called to build a sum).
         """
         ...
 

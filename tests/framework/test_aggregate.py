@@ -50,17 +50,17 @@ def overwrite(info: NodeInfo, zone: str | None = None, pods: int = 0) -> None:
 
 def test_a_key_seen_once_is_summed_but_not_kept() -> None:
     feed, nodes = ChangeFeed(), infos("a", "b", "a")
-    first = feed.aggregate("k", PodsPerZone, nodes)
+    first = feed.aggregate("k", PodsPerZone, lambda: nodes)
     assert first.counts == {"a": 0, "b": 0}
-    second = feed.aggregate("k", PodsPerZone, nodes)
+    second = feed.aggregate("k", PodsPerZone, lambda: nodes)
     assert second is not first  # summed again, and kept from now on
-    assert feed.aggregate("k", PodsPerZone, nodes) is second
+    assert feed.aggregate("k", PodsPerZone, lambda: nodes) is second
 
 
 def test_a_kept_sum_recomputes_only_the_nodes_changed_since() -> None:
     feed, nodes = ChangeFeed(), infos("a", "b", "a", None)
-    feed.aggregate("k", PodsPerZone, nodes)
-    kept = feed.aggregate("k", PodsPerZone, nodes)
+    feed.aggregate("k", PodsPerZone, lambda: nodes)
+    kept = feed.aggregate("k", PodsPerZone, lambda: nodes)
     assert kept.computed == 4
     overwrite(nodes[0], "a", pods=2)
     feed.record(nodes[0], len(nodes))
@@ -68,33 +68,40 @@ def test_a_kept_sum_recomputes_only_the_nodes_changed_since() -> None:
     feed.record(nodes[3], len(nodes))
     overwrite(nodes[1], None)  # and one loses it
     feed.record(nodes[1], len(nodes))
-    assert feed.aggregate("k", PodsPerZone, nodes).counts == {"a": 2, "b": 1}
+    listed: list[int] = []
+
+    def listing() -> list[NodeInfo]:
+        listed.append(1)
+        return nodes
+
+    assert feed.aggregate("k", PodsPerZone, listing).counts == {"a": 2, "b": 1}
     assert kept.computed == 4 + 3
+    assert not listed  # a kept sum does not list the nodes
     # Nothing changed since: nothing recomputed.
-    assert feed.aggregate("k", PodsPerZone, nodes).counts == {"a": 2, "b": 1}
+    assert feed.aggregate("k", PodsPerZone, lambda: nodes).counts == {"a": 2, "b": 1}
     assert kept.computed == 7
 
 
 def test_reset_and_a_long_log_start_sums_afresh() -> None:
     feed, nodes = ChangeFeed(), infos("a", "b")
-    feed.aggregate("k", PodsPerZone, nodes)
-    kept = feed.aggregate("k", PodsPerZone, nodes)
+    feed.aggregate("k", PodsPerZone, lambda: nodes)
+    kept = feed.aggregate("k", PodsPerZone, lambda: nodes)
     feed.reset()
-    after_reset = feed.aggregate("k", PodsPerZone, nodes)
+    after_reset = feed.aggregate("k", PodsPerZone, lambda: nodes)
     assert after_reset is not kept
-    assert feed.aggregate("k", PodsPerZone, nodes) is after_reset  # still seen: kept again at once
+    assert feed.aggregate("k", PodsPerZone, lambda: nodes) is after_reset  # still seen: kept again at once
     for _ in range(2 * len(nodes) + 65):
         overwrite(nodes[0], "a", pods=1)
         feed.record(nodes[0], len(nodes))
-    fresh = feed.aggregate("k", PodsPerZone, nodes)
+    fresh = feed.aggregate("k", PodsPerZone, lambda: nodes)
     assert fresh is not after_reset and fresh.counts == {"a": 1, "b": 0}
 
 
 def test_least_recently_used_sums_are_dropped_first() -> None:
     feed, nodes = ChangeFeed(), infos("a")
     for key in range(MAX_AGGREGATES + 1):
-        feed.aggregate(key, PodsPerZone, nodes)
-    kept = {key: feed.aggregate(key, PodsPerZone, nodes) for key in range(MAX_AGGREGATES + 1)}
+        feed.aggregate(key, PodsPerZone, lambda: nodes)
+    kept = {key: feed.aggregate(key, PodsPerZone, lambda: nodes) for key in range(MAX_AGGREGATES + 1)}
     # Key 0 was kept first and used least recently: dropped when the last one came in.
-    assert feed.aggregate(0, PodsPerZone, nodes) is not kept[0]
-    assert feed.aggregate(MAX_AGGREGATES, PodsPerZone, nodes) is kept[MAX_AGGREGATES]
+    assert feed.aggregate(0, PodsPerZone, lambda: nodes) is not kept[0]
+    assert feed.aggregate(MAX_AGGREGATES, PodsPerZone, lambda: nodes) is kept[MAX_AGGREGATES]

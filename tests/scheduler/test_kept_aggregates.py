@@ -104,7 +104,9 @@ def engine(nodes: list[Node], *, keep: bool) -> tuple[Engine, list[int]]:
     kept_aggregate = snapshot.aggregate
     counter = [0, 0]
 
-    def aggregate(key: Hashable, factory: Callable[[], A], candidates: list[NodeInfo] | None = None) -> A:
+    def aggregate(
+        key: Hashable, factory: Callable[[], A], candidates: Callable[[], list[NodeInfo]] | None = None
+    ) -> A:
         def counting_factory() -> A:
             counter[0] += 1
             return factory()

@@ -60,11 +60,14 @@ class Snapshot:
         return len(self.node_info_list)
 
     def aggregate(
-        self, key: Hashable, factory: Callable[[], A], candidates: builtins.list[NodeInfo] | None = None
+        self,
+        key: Hashable,
+        factory: Callable[[], A],
+        candidates: Callable[[], builtins.list[NodeInfo]] | None = None,
     ) -> A:
         """The per-node sum named ``key`` over every node, kept across cycles (:class:`ChangeFeed`).
 
-        ``candidates``: the only nodes contributing now (such as :meth:`have_pods_with_affinity_list`),
-        to sum over instead of every node.
+        ``candidates``: lists the only nodes contributing now (such as
+        :meth:`have_pods_with_affinity_list`), to build the sum from instead of every node.
         """
-        return self.changes.aggregate(key, factory, self.node_info_list if candidates is None else candidates)
+        return self.changes.aggregate(key, factory, self.list if candidates is None else candidates)

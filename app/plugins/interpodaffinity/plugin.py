@@ -145,7 +145,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             snapshot.aggregate(
                 (NAME, "existing", _matched_pod_key(pod, ns_labels)),
                 lambda: filtering.PairCounts(1, filtering.existing_anti_affinity_counter(pod, ns_labels)),
-                snapshot.have_pods_with_required_anti_affinity_list(),
+                snapshot.have_pods_with_required_anti_affinity_list,
             ).counts[0]
         )
         incoming_terms = required_affinity + required_anti_affinity
@@ -230,7 +230,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             return scoring.TopologyScores(pod, incoming_terms, ns_labels, self.hard_pod_affinity_weight)
 
         # Without terms of its own, only nodes with pods with affinity can score the pod.
-        candidates = None if has_constraints else snapshot.have_pods_with_affinity_list()
+        candidates = None if has_constraints else snapshot.have_pods_with_affinity_list
         if all(t.namespace_selector is None for t, _ in incoming_terms):
             # Let the snapshot keep the sum across cycles. Everything the entries depend on besides
             # the node is in the key; namespaceSelectors, which depend on other namespaces' labels,
@@ -248,7 +248,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             topology_score = {k: dict(by_value) for k, by_value in kept.items()}
         else:
             aggregate = factory()
-            aggregate.add_all(snapshot.list() if candidates is None else candidates)
+            aggregate.add_all((snapshot.list if candidates is None else candidates)())
             topology_score = aggregate.scores
         # Upstream skips when no node produced an entry; entries are never removed, even when
         # they sum to zero, so that is an empty map here.
