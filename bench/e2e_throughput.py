@@ -116,6 +116,42 @@ def mean_ms(after: dict[str, float], before: dict[str, float], series: str) -> f
     return 1e3 * total / count if count else None
 
 
+def api_metrics(client: KubeClient) -> dict[str, float]:
+    """The API server's request-duration series (the client is the admin: /metrics is allowed)."""
+    status, data = client.request("GET", "/metrics")
+    if status != 200:
+        return {}
+    out: dict[str, float] = {}
+    for line in data.decode().splitlines():
+        if line.startswith("apiserver_request_duration_seconds_"):
+            key, _, value = line.rpartition(" ")
+            with contextlib.suppress(ValueError):
+                out[key] = float(value)
+    return out
+
+
+def mean_ms_matching(
+    after: dict[str, float], before: dict[str, float], name: str, labels: list[str]
+) -> float | None:
+    """Mean of histogram ``name`` over the round, ms, summed over every series with all ``labels``
+    (``'key="value"'`` strings) among its own."""
+    count = total = 0.0
+    for key, value in after.items():
+        if not all(label in key for label in labels):
+            continue
+        if key.startswith(f"{name}_count{{"):
+            count += value - before.get(key, 0.0)
+        elif key.startswith(f"{name}_sum{{"):
+            total += value - before.get(key, 0.0)
+    return 1e3 * total / count if count else None
+
+
+API_BINDING: tuple[str, list[str]] = (
+    "apiserver_request_duration_seconds",
+    ['resource="pods"', 'subresource="binding"', 'verb="POST"'],
+)
+"""The API server's own time per Binding (its ``apiserver_request_duration_seconds``)."""
+
 # Where a pod's time goes, per round: kube-scheduler's own view, and berth's (in the app, request in
 # to answer out; the difference to kube-scheduler's view is the network, HTTP parsing outside the
 # app, and waiting for a CPU or the GIL).
@@ -163,6 +199,8 @@ class Round:
     """Bound pods / seconds spanned, from the API server's PodScheduled transition times."""
     server_samples: list[int] = field(default_factory=list)
     """Pods bound in each wall-clock second, by the API server's PodScheduled transition times."""
+    speculations: dict[str, float] = field(default_factory=dict)
+    """berth's /prioritize answers computed ahead over the round, by result (used, discarded)."""
 
 
 def node_body(i: int) -> dict[str, object]:
@@ -405,6 +443,7 @@ def run_round(
     assert sched.popen is not None
     meter = CpuMeter({"kube-scheduler": sched.popen.pid, **stack_pids})
     berth_before = scrape(f"{berth_url}/metrics") if berth_url else {}
+    api_before = api_metrics(client)
     insecure = ssl.create_default_context()
     insecure.check_hostname = False
     insecure.verify_mode = ssl.CERT_NONE  # kube-scheduler's serving certificate is self-signed
@@ -413,6 +452,7 @@ def run_round(
         cpu = meter.read()
         ks = scrape(f"https://127.0.0.1:{sched.port}/metrics", insecure)
         berth_after = scrape(f"{berth_url}/metrics") if berth_url else {}
+        api_after = api_metrics(client)
     finally:
         if profiler is not None:
             profiler.stop()
@@ -420,10 +460,14 @@ def run_round(
     result = measure(name, watch, pods)
     result.cpu = cpu
     result.latency = {label: mean_ms(ks, {}, series) for label, series in KUBE_SCHEDULER_SERIES.items()}
+    result.latency["apiserver binding"] = mean_ms_matching(api_after, api_before, *API_BINDING)
     if berth_url:
         result.latency |= {
             label: mean_ms(berth_after, berth_before, series) for label, series in BERTH_SERIES.items()
         }
+        for outcome in ("used", "discarded"):
+            key = f'berth_extender_prioritize_speculations_total{{result="{outcome}"}}'
+            result.speculations[outcome] = berth_after.get(key, 0.0) - berth_before.get(key, 0.0)
     result.server_average, result.server_samples = server_rate(server_bind_times(client, namespace))
     listed = client.get_json(f"/api/v1/namespaces/{namespace}/pods")["items"]
     bound = sum(1 for p in listed if p["spec"].get("nodeName"))
@@ -541,12 +585,18 @@ def main() -> int:
         cells = [f"{per_pod[k]:.2f}" if k in per_pod else "-" for k in names]
         print(f"| {r.name} | " + " | ".join(cells) + f" | {sum(per_pod.values()):.2f} |")
     print("\nMean ms per call over the round (ks: kube-scheduler's metrics; berth: inside its app):\n")
-    labels = [*KUBE_SCHEDULER_SERIES, *BERTH_SERIES]
+    labels = [*KUBE_SCHEDULER_SERIES, "apiserver binding", *BERTH_SERIES]
     print("| setup | " + " | ".join(labels) + " |")
     print("|---" * (len(labels) + 1) + "|")
     for r in rounds:
         cells = [f"{v:.2f}" if (v := r.latency.get(k)) is not None else "-" for k in labels]
         print(f"| {r.name} | " + " | ".join(cells) + " |")
+    for r in rounds:
+        if r.speculations:
+            used, discarded = r.speculations["used"], r.speculations["discarded"]
+            print(
+                f"\n{r.name}: /prioritize answers computed ahead: {used:.0f} used, {discarded:.0f} discarded"
+            )
     if args.profile is not None:
         print_profile(sorted(args.profile.parent.glob(f"{args.profile.name}.*")))
     ratios = [e.average / b.average if b.average else 0.0 for b, e in pairs]

@@ -18,6 +18,21 @@ Engine failures (a plugin Error, no such profile) are not HTTP errors: kube-sche
 HTTP 200 bodies. /filter answers them in ``Error``; /prioritize, whose answer is a bare list and
 whose errors kube-scheduler ignores anyway, answers ``[]`` and logs.
 
+One scheduling cycle, one snapshot. kube-scheduler calls /prioritize right after /filter, for the
+same pod, with the nodes /filter passed, and scores them against the cluster as it saw it at the
+start of its cycle. So does berth: a /prioritize for the pod (equal JSON) and profile of the /filter
+just before it scores on the snapshot that /filter used, with that filter's PreFilter state; the
+cache changes that arrived in between (other pods' binds) are taken in by the next call of any
+other kind. Any other /prioritize updates the snapshot first.
+
+kube-scheduler waits for the /prioritize answer before it can schedule the next pod, so
+:meth:`ExtenderService.speculate` (run by the server once the /filter answer is sent, while
+kube-scheduler scores on its side) computes it ahead; /prioritize returns it when it asks for
+exactly the nodes /filter passed, in the same order, and scores afresh otherwise. It only
+speculates for ``NodeNames`` calls (``nodeCacheCapable: true``), and only while the client has been
+following each /filter with a /prioritize, so a client without ``prioritizeVerb`` costs nothing
+extra.
+
 The service is not thread-safe: it reuses the engine's snapshot, so run one verb at a time (the
 server runs them inline on its event loop, which serialises them).
 """
@@ -26,10 +41,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from prometheus_client import Counter
+
+from app.api.objects import Pod
 from app.extender.wire import ExtenderArgs, FilterResult, HostPriority
 from app.framework.cycle_state import CycleState
-from app.framework.runtime import Framework, NodeScores
+from app.framework.runtime import Framework, NodeScore, NodeScores
 from app.framework.status import Code
 from app.framework.types import NodeInfo, PodInfo
 from app.scheduler.algorithm import SchedulingError
@@ -37,6 +56,7 @@ from app.scheduler.scheduler import Engine
 
 __all__ = [
     "MAX_EXTENDER_PRIORITY",
+    "SPECULATIONS",
     "UNKNOWN_NODE_REASON",
     "ExtenderService",
     "NoProfileError",
@@ -45,6 +65,14 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+SPECULATIONS = Counter(
+    "berth_extender_prioritize_speculations",
+    "/prioritize answers computed ahead, once /filter had answered: 'used' (the /prioritize that "
+    "followed asked exactly that), 'discarded' (it asked for other nodes, another pod came first, "
+    "or the cluster changed in between).",
+    ["result"],
+)
 
 MAX_EXTENDER_PRIORITY = 10
 """``extenderv1.MaxExtenderPriority``: extender scores are integers in 0..10."""
@@ -87,21 +115,25 @@ class ExtenderService:
     def __init__(self, engine: Engine, profile: str | None = None) -> None:
         self.engine = engine
         self.profile = profile
-        self._last_filter: tuple[str, int, Framework, CycleState] | None = None
+        self._last_filter: _LastFilter | None = None
+        self._prioritize_follows = False
+        """Whether the last /filter that passed several nodes was followed by its /prioritize."""
 
-    def _filter_state(self, fwk: Framework, args: ExtenderArgs) -> CycleState | None:
-        """The CycleState of the last /filter if it was for this pod, profile and unchanged snapshot."""
+    def _same_cycle(self, fwk: Framework, args: ExtenderArgs) -> _LastFilter | None:
+        """The last /filter if it was for this pod and profile and the snapshot is still the one it
+        used (taken: a filter's state serves one /prioritize)."""
         last, self._last_filter = self._last_filter, None
         if last is None:
             return None
-        uid, generation, last_fwk, state = last
+        pod = args.pod
         if (
-            uid != args.pod.uid
-            or last_fwk is not fwk
-            or generation != self.engine.algorithm.snapshot.generation
+            (pod is not last.pod and pod.raw != last.pod.raw)
+            or last.fwk is not fwk
+            or last.generation != self.engine.algorithm.snapshot.generation
         ):
+            _discard(last)
             return None
-        return state
+        return last
 
     def framework(self) -> Framework:
         """The profile the verbs run; raise :class:`NoProfileError` if there is none."""
@@ -123,9 +155,19 @@ class ExtenderService:
             fwk = self.framework()
             infos, unknown = self._node_infos(args)
             outcome, state = self.engine.filter_nodes(fwk, args.pod, infos)
+            previous = self._last_filter
+            if previous is not None and previous.expects_prioritize:
+                self._prioritize_follows = False  # its /prioritize never came
+                _discard(previous)
             # kube-scheduler calls /prioritize right after /filter for the same pod in the same
             # cycle: keep the PreFilter state so that call need not recompute it.
-            self._last_filter = (args.pod.uid, self.engine.algorithm.snapshot.generation, fwk, state)
+            self._last_filter = _LastFilter(
+                args.pod,
+                fwk,
+                self.engine.algorithm.snapshot.generation,
+                state,
+                outcome.feasible if args.node_names is not None else None,
+            )
         except (NoProfileError, SchedulingError) as err:
             return FilterResult(error=_error_text(err))
         failed: dict[str, str] = {}
@@ -150,12 +192,48 @@ class ExtenderService:
         """
         try:
             fwk = self.framework()
-            infos, _unknown = self._node_infos(args)
+            last = self._same_cycle(fwk, args)
+            if last is not None and last.expects_prioritize:
+                self._prioritize_follows = True
+                if last.priorities is not None and last.names() == args.node_names:
+                    SPECULATIONS.labels("used").inc()
+                    return last.priorities, ""
+                _discard(last)
+            infos, _unknown = self._node_infos(args, update=last is None)
             scores = (
-                self.engine.score_nodes(fwk, args.pod, infos, self._filter_state(fwk, args)) if infos else []
+                self.engine.score_nodes(fwk, args.pod, infos, None if last is None else last.state)
+                if infos
+                else []
             )
         except (NoProfileError, SchedulingError) as err:
             return [], _error_text(err)
+        return self._priorities(fwk, scores), ""
+
+    def speculate(self) -> None:
+        """Compute the /prioritize answer for the last /filter ahead of its call (module docstring).
+
+        Does nothing unless the last /filter was a ``NodeNames`` call passing several nodes, the
+        client has been calling /prioritize after /filter, and the snapshot is unchanged since. An
+        engine error is left for /prioritize to meet and answer.
+        """
+        last = self._last_filter
+        if last is None or not last.expects_prioritize or not self._prioritize_follows:
+            return
+        if last.priorities is not None:
+            return
+        engine = self.engine
+        if last.generation != engine.algorithm.snapshot.generation:
+            return  # another call has updated the snapshot since: /prioritize will score afresh
+        assert last.feasible is not None
+        try:
+            scores = engine.score_nodes(last.fwk, last.pod, last.feasible, last.state)
+        except SchedulingError:
+            return
+        last.priorities = self._priorities(last.fwk, scores)
+
+    @staticmethod
+    def _priorities(fwk: Framework, scores: Sequence[NodeScore]) -> list[HostPriority]:
+        """Framework totals mapped by :func:`extender_score`."""
         # Names and totals as the plain lists of a NodeScores: no NodeScore object per node.
         if isinstance(scores, NodeScores):
             names, totals = scores.names, scores.totals
@@ -163,21 +241,23 @@ class ExtenderService:
             names, totals = [s.name for s in scores], [s.total for s in scores]
         max_total = max_total_score(fwk)
         if max_total <= 0:
-            return [HostPriority(name, 0) for name in names], ""
+            return [HostPriority(name, 0) for name in names]
         # extender_score inlined: this runs once per node per /prioritize.
         top = MAX_EXTENDER_PRIORITY
         return [
             HostPriority(name, min(top, max(0, total * top // max_total)))
             for name, total in zip(names, totals, strict=True)
-        ], ""
+        ]
 
     # --- nodes ---------------------------------------------------------------------------
 
-    def _node_infos(self, args: ExtenderArgs) -> tuple[list[NodeInfo], list[str]]:
-        """The NodeInfos to evaluate, and the requested names berth does not know."""
+    def _node_infos(self, args: ExtenderArgs, *, update: bool = True) -> tuple[list[NodeInfo], list[str]]:
+        """The NodeInfos to evaluate, and the requested names berth does not know; with ``update``
+        the snapshot first takes in the cache's changes."""
         engine = self.engine
         snapshot = engine.algorithm.snapshot
-        engine.cache.update_snapshot(snapshot)
+        if update:
+            engine.cache.update_snapshot(snapshot)
         if args.nodes is None:
             return _lookup(snapshot.node_info_map, args.node_names or ())
         infos = []
@@ -216,3 +296,33 @@ def _error_text(err: Exception) -> str:
     if isinstance(err, SchedulingError) and err.status.plugin:
         return f'running plugin "{err.status.plugin}": {err}'
     return str(err)
+
+
+def _discard(last: _LastFilter) -> None:
+    """Count a speculated answer that no /prioritize took."""
+    if last.priorities is not None:
+        SPECULATIONS.labels("discarded").inc()
+
+
+@dataclass(slots=True, eq=False)
+class _LastFilter:
+    """What the last /filter computed, for the /prioritize of the same cycle."""
+
+    pod: Pod
+    fwk: Framework
+    generation: int
+    """The snapshot's generation the filter ran on."""
+    state: CycleState
+    feasible: list[NodeInfo] | None
+    """The passing nodes of a ``NodeNames`` call (the snapshot's entries); None for ``Nodes``."""
+    priorities: list[HostPriority] | None = None
+    """The /prioritize answer for exactly ``feasible``, once :meth:`ExtenderService.speculate` ran."""
+
+    @property
+    def expects_prioritize(self) -> bool:
+        """Whether kube-scheduler calls /prioritize next: it skips scoring a single feasible node."""
+        return self.feasible is not None and len(self.feasible) > 1
+
+    def names(self) -> list[str]:
+        """The passing nodes' names, in the order /filter answered them."""
+        return [info.name for info in self.feasible or ()]

@@ -30,6 +30,7 @@ __all__ = [
     "HostPriority",
     "NodeCache",
     "NodeVictims",
+    "PodMemo",
     "PreemptionArgs",
     "PreemptionResult",
     "WireError",
@@ -121,6 +122,28 @@ class NodeCache:
         return len(self._nodes)
 
 
+class PodMemo:
+    """The last Pod parsed, returned again for an equal ``Pod`` object.
+
+    kube-scheduler sends the same pod to /filter and then to /prioritize (and /preempt); with the
+    memo the second call skips parsing and gets the very Pod object of the first, by which the
+    service recognises the cycle. Equality is of the whole JSON object, so an edited pod with the
+    same UID is parsed afresh.
+    """
+
+    def __init__(self) -> None:
+        self._last: Pod | None = None
+
+    def parse(self, raw: Any, path: str) -> Pod:
+        """:func:`~app.api.objects.parse_pod`, or the last Pod if ``raw`` equals its JSON."""
+        last = self._last
+        if last is not None and last.raw == raw:
+            return last
+        pod = parse_pod(raw, path)
+        self._last = pod
+        return pod
+
+
 def _with_raw(node: Node, raw: Any) -> Node:
     """A shallow copy of ``node`` whose ``raw`` is this request's object, which the answer echoes."""
     clone = Node.__new__(Node)
@@ -133,11 +156,13 @@ def _with_raw(node: Node, raw: Any) -> Node:
 _NODE_SLOTS = tuple(s for s in Node.__slots__ if s != "raw")
 
 
-def decode_args(body: bytes, node_cache: NodeCache | None = None) -> ExtenderArgs:
+def decode_args(
+    body: bytes, node_cache: NodeCache | None = None, pod_memo: PodMemo | None = None
+) -> ExtenderArgs:
     """Decode an ``ExtenderArgs`` body (filter and prioritize share it); raise :class:`WireError`.
 
     With ``node_cache``, node objects already parsed (same name, uid and resourceVersion) are
-    taken from it.
+    taken from it; with ``pod_memo``, a pod equal to the last one decoded is not parsed again.
     """
     fields = _fold(_load_object(body, "ExtenderArgs"), _ARGS_FIELDS)
     raw_pod = _required_pod(fields)
@@ -146,7 +171,7 @@ def decode_args(body: bytes, node_cache: NodeCache | None = None) -> ExtenderArg
     if raw_nodes is None and raw_names is None:
         raise WireError("Nodes, NodeNames: Required value: one of them must be set")
     try:
-        pod = parse_pod(raw_pod, "Pod")
+        pod = parse_pod(raw_pod, "Pod") if pod_memo is None else pod_memo.parse(raw_pod, "Pod")
         if raw_nodes is not None:
             return ExtenderArgs(pod, _decode_node_list(raw_nodes, node_cache), None)
         return ExtenderArgs(pod, None, _decode_names(raw_names))

@@ -414,11 +414,13 @@ class Engine:
     ) -> Sequence[NodeScore]:
         """PreFilter (for plugins that need its state), PreScore, Score: what /prioritize answers.
 
-        ``state`` is the CycleState of a /filter for the same pod on the same snapshot; its
-        PreFilter results are reused instead of computed again.
+        ``state`` is the CycleState of a /filter for the same pod on the snapshot as it is now
+        (the caller has checked its generation; the snapshot is then not updated, so the scores
+        and that state see the same cluster); its PreFilter results are reused instead of
+        computed again.
         """
-        self.cache.update_snapshot(self.algorithm.snapshot)
         if state is None:
+            self.cache.update_snapshot(self.algorithm.snapshot)
             state = self.new_cycle_state()
             _, status, _ = fwk.run_pre_filter_plugins(state, pod, nodes)
             if status is not None and not status.is_success() and not status.is_rejected():

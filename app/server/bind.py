@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from fastapi import FastAPI
@@ -90,6 +91,7 @@ class BindVerb:
     """POST /bind as a :class:`~app.server.verbs.Verb`: decode, bind in a worker thread, record."""
 
     name = _VERB
+    then: Callable[[], None] | None = None
 
     def __init__(self, binder: Binder | None, limit: int, workers: int = BIND_WORKERS) -> None:
         self.binder = binder

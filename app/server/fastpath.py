@@ -26,6 +26,8 @@ FastAPI as before. What the fast path keeps identical to the FastAPI route:
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,6 +43,8 @@ from app.server.chain import REQUEST_ID
 from app.server.verbs import Verb
 
 __all__ = ["ExtenderApp", "HttpMetrics", "HttpSeries", "InstrumentationMetrics", "internal_error_message"]
+
+log = logging.getLogger(__name__)
 
 _HEADERS_JSON = (b"content-type", b"application/json")
 
@@ -221,11 +225,23 @@ class ExtenderApp(FastAPI):
                 raise
             await _respond(send, status, body)
             size = len(body)
+            if verb.then is not None:
+                # After the answer's write, which the transport sends at the end of this loop step.
+                asyncio.get_running_loop().call_soon(_run_then, verb)
         finally:
             if self.http_metrics is not None:
                 self.http_metrics.observe(
                     "POST", scope["path"], status, content_length(scope), size, time.perf_counter() - start
                 )
+
+
+def _run_then(verb: Verb) -> None:
+    """Run ``verb.then``; a failure there is logged and never reaches the connection."""
+    try:
+        assert verb.then is not None
+        verb.then()
+    except Exception:
+        log.exception("extender %s: the follow-up work failed", verb.name)
 
 
 async def _respond(send: Send, status: int, body: bytes) -> None:

@@ -35,6 +35,7 @@ from app.extender.wire import (
     ExtenderArgs,
     FilterResult,
     NodeCache,
+    PodMemo,
     PreemptionArgs,
     WireError,
     decode_args,
@@ -102,6 +103,9 @@ class Verb(Protocol):
     """
 
     name: str
+    then: Callable[[], None] | None
+    """Work to run on the event loop once an answer is sent (None: nothing): what the client
+    will ask next, computed while it is busy with this answer."""
 
     async def handle(self, scope: Scope, receive: Receive) -> tuple[int, bytes]:
         """Read, decode and run one call: ``(HTTP status, response body)``."""
@@ -118,6 +122,7 @@ class EngineVerb(Generic[A]):
         run: Callable[[A], tuple[bytes, str]],
         crashed: Callable[[A, str], bytes],
         limit: int,
+        then: Callable[[], None] | None = None,
     ) -> None:
         """``crashed`` builds the 200 answer for an unexpected exception of ``run``."""
         self.name = name
@@ -125,6 +130,7 @@ class EngineVerb(Generic[A]):
         self.run = run
         self.crashed = crashed
         self.limit = limit
+        self.then = then
 
     async def handle(self, scope: Scope, receive: Receive) -> tuple[int, bytes]:
         """Read, decode and run one verb call."""
@@ -154,9 +160,10 @@ class EngineVerb(Generic[A]):
 def engine_verbs(service: ExtenderService, max_request_bytes: int) -> list[EngineVerb[Any]]:
     """/filter, /prioritize and /preempt over ``service``."""
     node_cache = NodeCache()
+    pod_memo = PodMemo()
 
     def decode(body: bytes) -> ExtenderArgs:
-        return decode_args(body, node_cache)
+        return decode_args(body, node_cache, pod_memo)
 
     def filter_crashed(_: ExtenderArgs, error: str) -> bytes:
         return encode_filter_result(FilterResult(error=error))
@@ -180,7 +187,7 @@ def engine_verbs(service: ExtenderService, max_request_bytes: int) -> list[Engin
         return encode_preemption_result(preempt.unchanged(args, error))
 
     return [
-        EngineVerb("filter", decode, run_filter, filter_crashed, max_request_bytes),
+        EngineVerb("filter", decode, run_filter, filter_crashed, max_request_bytes, service.speculate),
         EngineVerb("prioritize", decode, run_prioritize, prioritize_crashed, max_request_bytes),
         EngineVerb("preempt", decode_preemption_args, run_preempt, preempt_crashed, max_request_bytes),
     ]

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from extender.conftest import cluster_engine
+from extender.conftest import ALLOCATABLE, cluster_engine
 
+from app.api.objects import Node
 from app.config import load_config
 from app.extender.service import (
     UNKNOWN_NODE_REASON,
@@ -189,3 +190,147 @@ def test_prioritize_after_filter_reuses_its_state_and_scores_the_same(
     assert calls == ["preFilter"]  # used once: a second /prioritize recomputes it
     assert error == ""
     assert reused == expected == again
+
+
+# --- one cycle, one snapshot; the /prioritize answer computed ahead -------------------------
+
+
+def used_and_discarded() -> tuple[float, float]:
+    from app.extender.service import SPECULATIONS
+
+    return (
+        SPECULATIONS.labels("used")._value.get(),
+        SPECULATIONS.labels("discarded")._value.get(),
+    )
+
+
+def counts_since(before: tuple[float, float]) -> tuple[float, float]:
+    used, discarded = used_and_discarded()
+    return used - before[0], discarded - before[1]
+
+
+def cycle(service: ExtenderService, args: ExtenderArgs) -> list[tuple[str, int]]:
+    """/filter, the server's follow-up, then /prioritize on what passed, as kube-scheduler calls them."""
+    passed = service.filter(args).node_names or []
+    service.speculate()
+    priorities, error = service.prioritize(ExtenderArgs(args.pod, None, passed))
+    assert error == ""
+    return [(p.host, p.score) for p in priorities]
+
+
+def test_the_answer_computed_ahead_is_the_answer_computed_on_request() -> None:
+    pods = [make_pod(f"web-{i}", [{"cpu": f"{100 + 50 * i}m", "memory": f"{i + 1}00Mi"}]) for i in range(4)]
+    plain = ExtenderService(cluster_engine())
+    ahead = ExtenderService(cluster_engine())
+    before = used_and_discarded()
+    for pod in pods:
+        args = ExtenderArgs(pod, None, ["n1", "n2", "n3"])
+        passed = plain.filter(args).node_names or []
+        expected, _ = plain.prioritize(ExtenderArgs(pod, None, passed))
+        assert cycle(ahead, args) == [(p.host, p.score) for p in expected]
+    # Only once the client has shown that it calls /prioritize after /filter.
+    assert counts_since(before) == (3, 0)
+
+
+def test_a_prioritize_for_other_nodes_is_scored_afresh() -> None:
+    service = ExtenderService(cluster_engine())
+    cycle(service, names_args("n1", "n2", "n3"))
+    before = used_and_discarded()
+    pod = make_pod("next", ONE_CPU)
+    service.filter(ExtenderArgs(pod, None, ["n1", "n2", "n3"]))
+    service.speculate()
+    priorities, _ = service.prioritize(ExtenderArgs(pod, None, ["n3"]))  # another extender cut n2
+    assert [p.host for p in priorities] == ["n3"]
+    assert counts_since(before) == (0, 1)
+
+
+def test_a_pod_edited_under_the_same_uid_is_not_taken_for_the_filtered_one() -> None:
+    service = ExtenderService(cluster_engine())
+    cycle(service, names_args("n1", "n2", "n3"))
+    pod = make_pod("web", ONE_CPU)
+    service.filter(ExtenderArgs(pod, None, ["n2", "n3"]))
+    service.speculate()
+    edited = make_pod("web", ONE_CPU, nodeSelector={"disk": "ssd"})
+    assert edited.uid == pod.uid
+    fresh, _ = ExtenderService(cluster_engine()).prioritize(ExtenderArgs(edited, None, ["n2", "n3"]))
+    before = used_and_discarded()
+    priorities, _ = service.prioritize(ExtenderArgs(edited, None, ["n2", "n3"]))
+    assert priorities == fresh
+    assert counts_since(before) == (0, 1)
+
+
+def test_prioritize_scores_on_the_snapshot_its_filter_saw() -> None:
+    engine = cluster_engine()
+    service = ExtenderService(engine)
+    args = names_args("n2", "n3")
+    cycle(service, args)
+    service.filter(args)
+    service.speculate()
+    # n2 gets a PreferNoSchedule taint between the calls: this cycle still sees the node as it
+    # was, as kube-scheduler's own cycle does; the next cycle sees the taint.
+    engine.cache.update_node(None, tainted_n2())
+    same_cycle, _ = service.prioritize(args)
+    assert same_cycle[0].score == same_cycle[1].score
+    next_cycle = cycle(service, args)
+    assert next_cycle[0][1] < next_cycle[1][1]
+
+
+def test_prioritize_scores_on_the_snapshot_its_filter_saw_when_scoring_on_request() -> None:
+    engine = cluster_engine()
+    service = ExtenderService(engine)  # a first cycle: nothing was computed ahead
+    args = names_args("n2", "n3")
+    service.filter(args)
+    engine.cache.update_node(None, tainted_n2())
+    same_cycle, _ = service.prioritize(args)
+    assert same_cycle[0].score == same_cycle[1].score
+
+
+def tainted_n2() -> Node:
+    return make_node("n2", ALLOCATABLE, taints=[{"key": "k", "value": "v", "effect": "PreferNoSchedule"}])
+
+
+def test_another_call_in_between_makes_prioritize_score_afresh() -> None:
+    engine = cluster_engine()
+    service = ExtenderService(engine)
+    args = names_args("n2", "n3")
+    cycle(service, args)
+    service.filter(args)
+    service.speculate()
+    before = used_and_discarded()
+    engine.cache.update_node(None, tainted_n2())
+    service.filter(names_args("n1"))  # another scheduler's pod: the snapshot takes in the change
+    priorities, _ = service.prioritize(args)
+    assert priorities[0].score < priorities[1].score
+    assert counts_since(before) == (0, 1)
+
+
+def test_no_answer_is_computed_ahead_for_a_client_that_does_not_prioritize(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    engine = cluster_engine()
+    service = ExtenderService(engine)
+    cycle(service, names_args("n1", "n2", "n3"))
+    service.filter(names_args("n2", "n3"))
+    service.speculate()
+    service.filter(names_args("n2", "n3"))  # no /prioritize came: a filter-only client
+    scored: list[int] = []
+    original = engine.score_nodes
+    monkeypatch.setattr(engine, "score_nodes", lambda *a: scored.append(1) or original(*a))
+    service.speculate()
+    service.filter(names_args("n2", "n3"))
+    service.speculate()
+    assert scored == []
+
+
+def test_nothing_is_computed_ahead_for_a_single_node_or_the_nodes_form() -> None:
+    service = ExtenderService(cluster_engine())
+    cycle(service, names_args("n1", "n2", "n3"))
+    before = used_and_discarded()
+    cycle(service, names_args("n1", "n2"))  # only n2 passes: kube-scheduler does not score it
+    nodes = [make_node("n2", {"cpu": "2", "memory": "4Gi", "pods": "110"}), make_node("n9")]
+    args = ExtenderArgs(make_pod("web", ONE_CPU), nodes, None)
+    service.filter(args)
+    service.speculate()
+    priorities, _ = service.prioritize(args)
+    assert [p.host for p in priorities] == ["n2", "n9"]
+    assert counts_since(before) == (0, 0)

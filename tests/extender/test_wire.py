@@ -9,6 +9,7 @@ from app.extender.wire import (
     FilterResult,
     HostPriority,
     NodeCache,
+    PodMemo,
     WireError,
     decode_args,
     encode_error,
@@ -188,3 +189,23 @@ def test_node_cache_still_reports_bad_objects() -> None:
     bad["status"]["allocatable"] = {"cpu": "x"}  # type: ignore[index]
     with pytest.raises(WireError, match=r"^Nodes.items\[0\].status.allocatable.cpu: "):
         decode_args(body({"Pod": pod_dict(), "Nodes": {"items": [bad]}}), NodeCache())
+
+
+def test_pod_memo_returns_the_pod_parsed_for_an_equal_object() -> None:
+    memo = PodMemo()
+    first = decode_args(body({"Pod": pod_dict("web"), "NodeNames": ["a"]}), pod_memo=memo).pod
+    again = decode_args(body({"Pod": pod_dict("web"), "NodeNames": ["b"]}), pod_memo=memo).pod
+    assert again is first
+    edited = pod_dict("web")
+    edited["metadata"]["labels"] = {"tier": "db"}
+    other = decode_args(body({"Pod": edited, "NodeNames": ["a"]}), pod_memo=memo).pod
+    assert other is not first and other.labels == {"tier": "db"} and other.uid == first.uid
+
+
+def test_pod_memo_still_reports_bad_pods() -> None:
+    memo = PodMemo()
+    decode_args(body({"Pod": pod_dict("web"), "NodeNames": ["a"]}), pod_memo=memo)
+    bad = pod_dict("web")
+    bad["spec"]["containers"] = "nope"
+    with pytest.raises(WireError, match=r"^Pod.spec.containers: "):
+        decode_args(body({"Pod": bad, "NodeNames": ["a"]}), pod_memo=memo)

@@ -111,6 +111,81 @@ def test_a_bad_content_length_counts_the_request_only() -> None:
     assert metric(after, size) == metric(before, size)
 
 
+# --- work after the answer -------------------------------------------------------------------
+
+
+def asgi_post(app: Any, path: str, body: bytes, events: list[str]) -> Any:
+    """POST through the raw ASGI interface, noting each message sent in ``events``."""
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        events.append(message["type"])
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": path,
+        "root_path": "",
+        "headers": [(b"content-length", str(len(body)).encode())],
+        "query_string": b"",
+    }
+    return app(scope, receive, send)
+
+
+def test_a_verbs_follow_up_runs_after_its_answer_is_sent() -> None:
+    app = build_app()
+    assert isinstance(app, ExtenderApp)
+    events: list[str] = []
+    verb = app.fast_verbs["/filter"]
+    verb.then = lambda: events.append("then")  # type: ignore[method-assign]
+
+    async def call() -> None:
+        await asgi_post(app, "/filter", REQUESTS[0][1], events)
+        assert events == ["http.response.start", "http.response.body"]  # not yet: after this step
+        await asyncio.sleep(0)
+
+    run(call)
+    assert events == ["http.response.start", "http.response.body", "then"]
+
+
+def test_a_failing_follow_up_is_logged_and_the_server_goes_on(caplog: pytest.LogCaptureFixture) -> None:
+    app = build_app()
+    assert isinstance(app, ExtenderApp)
+
+    def broken() -> None:
+        raise RuntimeError("speculation went wrong")
+
+    app.fast_verbs["/filter"].then = broken  # type: ignore[method-assign]
+    events: list[str] = []
+
+    async def call() -> None:
+        await asgi_post(app, "/filter", REQUESTS[0][1], events)
+        await asyncio.sleep(0)
+        await asgi_post(app, "/filter", REQUESTS[0][1], events)
+
+    run(call)
+    assert events.count("http.response.body") == 2
+    assert "extender filter: the follow-up work failed" in caplog.text
+    assert "speculation went wrong" in caplog.text
+
+
+def test_filter_then_prioritize_over_http_uses_the_answer_computed_ahead() -> None:
+    client = TestClient(build_app())
+    plain = TestClient(build_app())
+    used = 'berth_extender_prioritize_speculations_total{result="used"}'
+    before = metric(client.get("/metrics").text, used)
+    for i in range(3):
+        pod = pod_dict(f"web-{i}", requests=[{"cpu": f"{100 * (i + 1)}m", "memory": "1Gi"}])
+        filtered = client.post("/filter", json={"Pod": pod, "NodeNames": ["n1", "n2", "n3"]}).json()
+        assert filtered["NodeNames"] == ["n1", "n2", "n3"]
+        args = {"Pod": pod, "NodeNames": filtered["NodeNames"]}
+        assert client.post("/prioritize", json=args).json() == plain.post("/prioritize", json=args).json()
+    # The first cycle shows berth that this client prioritizes after filtering.
+    assert metric(client.get("/metrics").text, used) == before + 2
+
+
 # --- the event-loop bind client ----------------------------------------------------------------
 
 
