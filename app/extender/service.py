@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from prometheus_client import Counter
 
 from app.api.objects import Pod
-from app.extender.wire import ExtenderArgs, FilterResult, HostPriority
+from app.extender.wire import ExtenderArgs, FilterResult, HostPriority, encode_host_priorities
 from app.framework.cycle_state import CycleState
 from app.framework.runtime import Framework, NodeScore, NodeScores
 from app.framework.status import Code
@@ -161,12 +161,14 @@ class ExtenderService:
                 _discard(previous)
             # kube-scheduler calls /prioritize right after /filter for the same pod in the same
             # cycle: keep the PreFilter state so that call need not recompute it.
+            names = [info.name for info in outcome.feasible]
             self._last_filter = _LastFilter(
                 args.pod,
                 fwk,
                 self.engine.algorithm.snapshot.generation,
                 state,
                 outcome.feasible if args.node_names is not None else None,
+                names,
             )
         except (NoProfileError, SchedulingError) as err:
             return FilterResult(error=_error_text(err))
@@ -182,22 +184,32 @@ class ExtenderService:
         if args.nodes is not None:
             passing = [info.node for info in outcome.feasible if info.node is not None]
             return FilterResult(nodes=passing, failed=failed, unresolvable=unresolvable)
-        names = [info.name for info in outcome.feasible]
-        return FilterResult(node_names=names, failed=failed, unresolvable=unresolvable)
+        return FilterResult(node_names=list(names), failed=failed, unresolvable=unresolvable)
 
     def prioritize(self, args: ExtenderArgs) -> tuple[list[HostPriority], str]:
         """PreScore + Score on the given nodes, mapped by :func:`extender_score`.
 
         Returns the priorities and an error message ("" on success). On error the list is empty.
         """
+        priorities, error, _ = self._prioritize(args)
+        return priorities, error
+
+    def prioritize_encoded(self, args: ExtenderArgs) -> tuple[bytes, str]:
+        """:meth:`prioritize` as the ``HostPriorityList`` body (an answer computed ahead was encoded
+        then too) and the error message."""
+        priorities, error, body = self._prioritize(args)
+        return (encode_host_priorities(priorities) if body is None else body), error
+
+    def _prioritize(self, args: ExtenderArgs) -> tuple[list[HostPriority], str, bytes | None]:
+        """The priorities, the error and, for an answer computed ahead, its encoding."""
         try:
             fwk = self.framework()
             last = self._same_cycle(fwk, args)
             if last is not None and last.expects_prioritize:
                 self._prioritize_follows = True
-                if last.priorities is not None and last.names() == args.node_names:
+                if last.answer is not None and last.names == args.node_names:
                     SPECULATIONS.labels("used").inc()
-                    return last.priorities, ""
+                    return last.answer
                 _discard(last)
             infos, _unknown = self._node_infos(args, update=last is None)
             scores = (
@@ -206,8 +218,8 @@ class ExtenderService:
                 else []
             )
         except (NoProfileError, SchedulingError) as err:
-            return [], _error_text(err)
-        return self._priorities(fwk, scores), ""
+            return [], _error_text(err), None
+        return self._priorities(fwk, scores), "", None
 
     def speculate(self) -> None:
         """Compute the /prioritize answer for the last /filter ahead of its call (module docstring).
@@ -219,7 +231,7 @@ class ExtenderService:
         last = self._last_filter
         if last is None or not last.expects_prioritize or not self._prioritize_follows:
             return
-        if last.priorities is not None:
+        if last.answer is not None:
             return
         engine = self.engine
         if last.generation != engine.algorithm.snapshot.generation:
@@ -229,7 +241,8 @@ class ExtenderService:
             scores = engine.score_nodes(last.fwk, last.pod, last.feasible, last.state)
         except SchedulingError:
             return
-        last.priorities = self._priorities(last.fwk, scores)
+        priorities = self._priorities(last.fwk, scores)
+        last.answer = (priorities, "", encode_host_priorities(priorities))
 
     @staticmethod
     def _priorities(fwk: Framework, scores: Sequence[NodeScore]) -> list[HostPriority]:
@@ -300,7 +313,7 @@ def _error_text(err: Exception) -> str:
 
 def _discard(last: _LastFilter) -> None:
     """Count a speculated answer that no /prioritize took."""
-    if last.priorities is not None:
+    if last.answer is not None:
         SPECULATIONS.labels("discarded").inc()
 
 
@@ -315,14 +328,13 @@ class _LastFilter:
     state: CycleState
     feasible: list[NodeInfo] | None
     """The passing nodes of a ``NodeNames`` call (the snapshot's entries); None for ``Nodes``."""
-    priorities: list[HostPriority] | None = None
-    """The /prioritize answer for exactly ``feasible``, once :meth:`ExtenderService.speculate` ran."""
+    names: list[str]
+    """The passing nodes' names, in the order /filter answered them."""
+    answer: tuple[list[HostPriority], str, bytes] | None = None
+    """The /prioritize answer for exactly ``feasible`` (priorities, no error, the encoded body), once
+    :meth:`ExtenderService.speculate` ran."""
 
     @property
     def expects_prioritize(self) -> bool:
         """Whether kube-scheduler calls /prioritize next: it skips scoring a single feasible node."""
         return self.feasible is not None and len(self.feasible) > 1
-
-    def names(self) -> list[str]:
-        """The passing nodes' names, in the order /filter answered them."""
-        return [info.name for info in self.feasible or ()]

@@ -218,9 +218,12 @@ def _decode_node_list(raw: Any, node_cache: NodeCache | None) -> list[Node]:
 def _decode_names(raw: Any) -> list[str]:
     if not isinstance(raw, list):
         raise WireError(f"NodeNames: expected an array of strings, got {json_type_name(raw)}")
-    for i, name in enumerate(raw):
-        if not isinstance(name, str):
-            raise WireError(f"NodeNames[{i}]: expected a string, got {json_type_name(name)}")
+    try:
+        "".join(raw)  # is every item a string? (checked in C: this runs on every call)
+    except TypeError:
+        for i, name in enumerate(raw):
+            if not isinstance(name, str):
+                raise WireError(f"NodeNames[{i}]: expected a string, got {json_type_name(name)}") from None
     return raw
 
 

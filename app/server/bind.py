@@ -39,7 +39,7 @@ from app.extender.bind import (
 from app.extender.wire import WireError, encode_error
 from app.server.body import BodyError, read_body
 from app.server.loopbind import LoopBindingClient
-from app.server.verbs import REQUESTS, route_of
+from app.server.verbs import request_counters, route_of
 
 __all__ = ["BIND_WORKERS", "BindVerb", "install_bind"]
 
@@ -96,6 +96,7 @@ class BindVerb:
     def __init__(self, binder: Binder | None, limit: int, workers: int = BIND_WORKERS) -> None:
         self.binder = binder
         self.limit = limit
+        self._counted = request_counters(_VERB)
         # berth's own cluster client: the Binding is created from the event loop (loopbind).
         self.loop_client = None if binder is None else LoopBindingClient.for_client(binder.client)
         # Created lazily: an app without a binder (or that never binds) starts no threads.
@@ -120,10 +121,10 @@ class BindVerb:
         try:
             args = decode_binding_args(await read_body(scope, receive, self.limit))
         except BodyError as err:
-            REQUESTS.labels(_VERB, "bad_request").inc()
+            self._counted["bad_request"].inc()
             return err.status_code, encode_error(err.message)
         except WireError as err:
-            REQUESTS.labels(_VERB, "bad_request").inc()
+            self._counted["bad_request"].inc()
             return 400, encode_error(str(err))
         binder = self.binder
         if binder is None:
@@ -137,9 +138,9 @@ class BindVerb:
                 result = BindResult(f"internal error: {type(err).__name__}: {err}")
         if result.error:
             log.warning("extender bind of pod %s to node %s: %s", args.key, args.node, result.error)
-            REQUESTS.labels(_VERB, "error").inc()
+            self._counted["error"].inc()
         else:
-            REQUESTS.labels(_VERB, "success").inc()
+            self._counted["success"].inc()
         return 200, encode_binding_result(result.error)
 
     async def _bind(self, binder: Binder, args: BindingArgs) -> BindResult:

@@ -42,12 +42,11 @@ from app.extender.wire import (
     decode_preemption_args,
     encode_error,
     encode_filter_result,
-    encode_host_priorities,
     encode_preemption_result,
 )
 from app.server.body import BodyError, read_body
 
-__all__ = ["REQUESTS", "EngineVerb", "Verb", "engine_verbs", "install_verbs", "route_of"]
+__all__ = ["REQUESTS", "EngineVerb", "Verb", "engine_verbs", "install_verbs", "request_counters", "route_of"]
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +58,13 @@ REQUESTS = Counter(
 )
 
 _JSON = "application/json"
+
+
+def request_counters(verb: str) -> dict[str, Any]:
+    """:data:`REQUESTS`' series for ``verb`` by result, looked up once (``labels()`` costs a lock
+    and a dict walk per call)."""
+    return {result: REQUESTS.labels(verb, result) for result in ("success", "error", "bad_request")}
+
 
 # The request body is read by hand, so FastAPI cannot infer it; document it for /docs.
 _REQUEST_BODY = {
@@ -131,6 +137,7 @@ class EngineVerb(Generic[A]):
         self.crashed = crashed
         self.limit = limit
         self.then = then
+        self._counted = request_counters(name)
 
     async def handle(self, scope: Scope, receive: Receive) -> tuple[int, bytes]:
         """Read, decode and run one verb call."""
@@ -138,10 +145,10 @@ class EngineVerb(Generic[A]):
         try:
             args = self.decode(await read_body(scope, receive, self.limit))
         except BodyError as err:
-            REQUESTS.labels(verb, "bad_request").inc()
+            self._counted["bad_request"].inc()
             return err.status_code, encode_error(err.message)
         except WireError as err:
-            REQUESTS.labels(verb, "bad_request").inc()
+            self._counted["bad_request"].inc()
             return 400, encode_error(str(err))
         try:
             body, error = self.run(args)
@@ -151,9 +158,9 @@ class EngineVerb(Generic[A]):
             body = self.crashed(args, error)
         if error:
             log.warning("extender %s for pod %s: %s", verb, args.pod.key, error)
-            REQUESTS.labels(verb, "error").inc()
+            self._counted["error"].inc()
         else:
-            REQUESTS.labels(verb, "success").inc()
+            self._counted["success"].inc()
         return 200, body
 
 
@@ -176,8 +183,7 @@ def engine_verbs(service: ExtenderService, max_request_bytes: int) -> list[Engin
         return encode_filter_result(result), result.error
 
     def run_prioritize(args: ExtenderArgs) -> tuple[bytes, str]:
-        priorities, error = service.prioritize(args)
-        return encode_host_priorities(priorities), error
+        return service.prioritize_encoded(args)
 
     def run_preempt(args: PreemptionArgs) -> tuple[bytes, str]:
         result = preempt.preempt(service, args)
