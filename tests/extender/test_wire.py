@@ -209,4 +209,3 @@ def test_pod_memo_still_reports_bad_pods() -> None:
     bad["spec"]["containers"] = "nope"
     with pytest.raises(WireError, match=r"^Pod.spec.containers: "):
         decode_args(body({"Pod": bad, "NodeNames": ["a"]}), pod_memo=memo)
-
