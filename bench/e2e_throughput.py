@@ -18,12 +18,19 @@ seconds, as ``bench/standalone.py`` does), which do not depend on this process k
 watch: on 2 busy cores the API server drops a watcher that falls behind and the binds it resumes
 with arrive in a lump. Whole seconds are coarse for a round of a few seconds: the server average
 counts the seconds spanned inclusively, so it reads low by up to a second's worth of the round.
+The third reading has neither problem: ``events`` is bound pods over the time between the first and
+the last ``Scheduled`` event, whose ``eventTime`` kube-scheduler stamps to the microsecond once a
+bind has succeeded (berth's or its own).
 kube-scheduler's clientConnection qps/burst are 5000/5000 as in scheduler_perf; berth's are the same.
 
 Each round also reports the CPU seconds per bound pod of every process of the stack (from
 ``/proc/PID/stat``, sched start to last bind) and of everything else on the machine (``/proc/stat``
 minus those): the machine is shared, and on 2 cores kube-scheduler, kube-apiserver, etcd and berth
-compete for CPU, so a round's throughput is bounded by what they need per pod together.
+compete for CPU, so a round's throughput is bounded by what they need per pod together. ('other'
+includes the time the hypervisor gave to other machines: CPU steal.) The mean time per call, from
+the metrics of kube-scheduler, the API server (its own time per Binding) and berth (inside its app),
+shows where a pod's time goes; for rounds with berth, how many /prioritize answers berth computed
+ahead and how many of those it could use.
 ``--repeat N`` runs the pair of rounds N times (alternating, in fresh namespaces) and reports the
 median ratio, which is steadier than one pair on a noisy machine.
 
