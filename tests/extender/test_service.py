@@ -259,13 +259,26 @@ def test_a_pod_edited_under_the_same_uid_is_not_taken_for_the_filtered_one() -> 
     assert counts_since(before) == (0, 1)
 
 
-def test_prioritize_scores_on_the_snapshot_its_filter_saw() -> None:
+def filtered_cycle(*, ahead: bool) -> tuple[Engine, ExtenderService, ExtenderArgs]:
+    """A service that has answered /filter for n2 and n3 and run the server's follow-up; with
+    ``ahead``, after a first cycle that showed it the client prioritizes after filtering."""
     engine = cluster_engine()
     service = ExtenderService(engine)
     args = names_args("n2", "n3")
-    cycle(service, args)
+    if ahead:
+        cycle(service, args)
     service.filter(args)
     service.speculate()
+    return engine, service, args
+
+
+def tainted_n2() -> Node:
+    return make_node("n2", ALLOCATABLE, taints=[{"key": "k", "value": "v", "effect": "PreferNoSchedule"}])
+
+
+@pytest.mark.parametrize("ahead", [True, False], ids=["answer computed ahead", "scored on request"])
+def test_prioritize_scores_on_the_snapshot_its_filter_saw(ahead: bool) -> None:
+    engine, service, args = filtered_cycle(ahead=ahead)
     # n2 gets a PreferNoSchedule taint between the calls: this cycle still sees the node as it
     # was, as kube-scheduler's own cycle does; the next cycle sees the taint.
     engine.cache.update_node(None, tainted_n2())
@@ -275,27 +288,8 @@ def test_prioritize_scores_on_the_snapshot_its_filter_saw() -> None:
     assert next_cycle[0][1] < next_cycle[1][1]
 
 
-def test_prioritize_scores_on_the_snapshot_its_filter_saw_when_scoring_on_request() -> None:
-    engine = cluster_engine()
-    service = ExtenderService(engine)  # a first cycle: nothing was computed ahead
-    args = names_args("n2", "n3")
-    service.filter(args)
-    engine.cache.update_node(None, tainted_n2())
-    same_cycle, _ = service.prioritize(args)
-    assert same_cycle[0].score == same_cycle[1].score
-
-
-def tainted_n2() -> Node:
-    return make_node("n2", ALLOCATABLE, taints=[{"key": "k", "value": "v", "effect": "PreferNoSchedule"}])
-
-
 def test_another_call_in_between_makes_prioritize_score_afresh() -> None:
-    engine = cluster_engine()
-    service = ExtenderService(engine)
-    args = names_args("n2", "n3")
-    cycle(service, args)
-    service.filter(args)
-    service.speculate()
+    engine, service, args = filtered_cycle(ahead=True)
     before = used_and_discarded()
     engine.cache.update_node(None, tainted_n2())
     service.filter(names_args("n1"))  # another scheduler's pod: the snapshot takes in the change
