@@ -45,7 +45,7 @@ from app.api.errors import FieldError
 from app.api.objects import Pod, json_type_name, parse_pod
 from app.backend.cache.cache import CacheError
 from app.extender.service import ExtenderService
-from app.extender.wire import ExtenderArgs, FilterResult, HostPriority, WireError
+from app.extender.wire import WireError
 from app.scheduler.scheduler import Engine
 
 __all__ = [
@@ -295,15 +295,9 @@ class RememberingService(ExtenderService):
         super().__init__(engine, profile)
         self.binder = binder
 
-    def filter(self, args: ExtenderArgs) -> FilterResult:
-        """Remember the pod, then filter."""
-        self.binder.remember(args.pod)
-        return super().filter(args)
-
-    def prioritize(self, args: ExtenderArgs) -> tuple[list[HostPriority], str]:
-        """Remember the pod (prioritize may be the only verb configured), then prioritize."""
-        self.binder.remember(args.pod)
-        return super().prioritize(args)
+    def received(self, pod: Pod) -> None:
+        """Remember the pod of a /filter or /prioritize (either may be the only verb configured)."""
+        self.binder.remember(pod)
 
 
 def _pod_path(args: BindingArgs) -> str:

@@ -135,6 +135,10 @@ class ExtenderService:
             return None
         return last
 
+    def received(self, pod: Pod) -> None:
+        """Called with the pod of every /filter and /prioritize before it runs (nothing here; a
+        subclass may keep it)."""
+
     def framework(self) -> Framework:
         """The profile the verbs run; raise :class:`NoProfileError` if there is none."""
         profiles = self.engine.profiles
@@ -151,6 +155,7 @@ class ExtenderService:
 
     def filter(self, args: ExtenderArgs) -> FilterResult:
         """PreFilter + Filter on the given nodes; failures by code, errors in ``Error``."""
+        self.received(args.pod)
         try:
             fwk = self.framework()
             infos, unknown = self._node_infos(args)
@@ -202,6 +207,7 @@ class ExtenderService:
 
     def _prioritize(self, args: ExtenderArgs) -> tuple[list[HostPriority], str, bytes | None]:
         """The priorities, the error and, for an answer computed ahead, its encoding."""
+        self.received(args.pod)
         try:
             fwk = self.framework()
             last = self._same_cycle(fwk, args)

@@ -195,10 +195,11 @@ def test_the_informer_add_confirms_without_double_counting(engine: Engine) -> No
     assert [p.name for p in engine.cache.pods_on("n2")] == ["web"]
 
 
-def test_the_pod_from_filter_is_used_without_a_get(engine: Engine) -> None:
+@pytest.mark.parametrize("verb", ["/filter", "/prioritize"])  # prioritize may be the only verb configured
+def test_the_pod_from_filter_or_prioritize_is_used_without_a_get(engine: Engine, verb: str) -> None:
     client = FakeClient([web()])
     app = app_for(engine, client)
-    call(app, ("/filter", {"Pod": web(), "NodeNames": ["n2", "n3"]}))
+    call(app, (verb, {"Pod": web(), "NodeNames": ["n2", "n3"]}))
     (r,) = call(app, ("/bind", ARGS))
     assert r.json() == {"Error": ""}
     assert client.gets == []
