@@ -36,10 +36,8 @@ from app.extender.bind import (
     decode_binding_args,
     encode_binding_result,
 )
-from app.extender.wire import WireError, encode_error
-from app.server.body import BodyError, read_body
 from app.server.loopbind import LoopBindingClient
-from app.server.verbs import request_counters, route_of
+from app.server.verbs import read_args, request_counters, route_of
 
 __all__ = ["BIND_WORKERS", "BindVerb", "install_bind"]
 
@@ -118,14 +116,9 @@ class BindVerb:
 
     async def handle(self, scope: Scope, receive: Receive) -> tuple[int, bytes]:
         """Read and decode the request, bind, answer ``ExtenderBindingResult``."""
-        try:
-            args = decode_binding_args(await read_body(scope, receive, self.limit))
-        except BodyError as err:
-            self._counted["bad_request"].inc()
-            return err.status_code, encode_error(err.message)
-        except WireError as err:
-            self._counted["bad_request"].inc()
-            return 400, encode_error(str(err))
+        args = await read_args(scope, receive, self.limit, decode_binding_args, self._counted)
+        if isinstance(args, tuple):
+            return args
         binder = self.binder
         if binder is None:
             result = BindResult(NO_CLUSTER_ERROR)

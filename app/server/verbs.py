@@ -46,7 +46,16 @@ from app.extender.wire import (
 )
 from app.server.body import BodyError, read_body
 
-__all__ = ["REQUESTS", "EngineVerb", "Verb", "engine_verbs", "install_verbs", "request_counters", "route_of"]
+__all__ = [
+    "REQUESTS",
+    "EngineVerb",
+    "Verb",
+    "engine_verbs",
+    "install_verbs",
+    "read_args",
+    "request_counters",
+    "route_of",
+]
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +127,24 @@ class Verb(Protocol):
         ...
 
 
+T = TypeVar("T")
+
+
+async def read_args(
+    scope: Scope, receive: Receive, limit: int, decode: Callable[[bytes], T], counted: dict[str, Any]
+) -> T | tuple[int, bytes]:
+    """The body read and decoded; for a body too large or not decodable, the 413/400 answer
+    ``(status, {"Error": ...})`` instead, counted as ``bad_request`` in ``counted``."""
+    try:
+        return decode(await read_body(scope, receive, limit))
+    except BodyError as err:
+        counted["bad_request"].inc()
+        return err.status_code, encode_error(err.message)
+    except WireError as err:
+        counted["bad_request"].inc()
+        return 400, encode_error(str(err))
+
+
 class EngineVerb(Generic[A]):
     """A verb that runs the engine inline on the event loop: /filter, /prioritize, /preempt."""
 
@@ -142,14 +169,9 @@ class EngineVerb(Generic[A]):
     async def handle(self, scope: Scope, receive: Receive) -> tuple[int, bytes]:
         """Read, decode and run one verb call."""
         verb = self.name
-        try:
-            args = self.decode(await read_body(scope, receive, self.limit))
-        except BodyError as err:
-            self._counted["bad_request"].inc()
-            return err.status_code, encode_error(err.message)
-        except WireError as err:
-            self._counted["bad_request"].inc()
-            return 400, encode_error(str(err))
+        args = await read_args(scope, receive, self.limit, self.decode, self._counted)
+        if isinstance(args, tuple):
+            return args
         try:
             body, error = self.run(args)
         except Exception as err:  # never a 500: kube-scheduler would only see "code 500"
