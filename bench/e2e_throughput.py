@@ -105,9 +105,14 @@ def scrape(url: str, ctx: ssl.SSLContext | None = None) -> dict[str, float]:
             text = resp.read().decode()
     except OSError:
         return {}
+    return parse_metrics(text)
+
+
+def parse_metrics(text: str, prefix: str = "") -> dict[str, float]:
+    """Prometheus text as ``{'name{labels}': value}``, only the series starting with ``prefix``."""
     out: dict[str, float] = {}
     for line in text.splitlines():
-        if line and not line.startswith("#"):
+        if line and line.startswith(prefix) and not line.startswith("#"):
             key, _, value = line.rpartition(" ")
             with contextlib.suppress(ValueError):
                 out[key] = float(value)
@@ -126,15 +131,7 @@ def mean_ms(after: dict[str, float], before: dict[str, float], series: str) -> f
 def api_metrics(client: KubeClient) -> dict[str, float]:
     """The API server's request-duration series (the client is the admin: /metrics is allowed)."""
     status, data = client.request("GET", "/metrics")
-    if status != 200:
-        return {}
-    out: dict[str, float] = {}
-    for line in data.decode().splitlines():
-        if line.startswith("apiserver_request_duration_seconds_"):
-            key, _, value = line.rpartition(" ")
-            with contextlib.suppress(ValueError):
-                out[key] = float(value)
-    return out
+    return parse_metrics(data.decode(), "apiserver_request_duration_seconds_") if status == 200 else {}
 
 
 def mean_ms_matching(
