@@ -235,9 +235,7 @@ class ExtenderService:
         engine error is left for /prioritize to meet and answer.
         """
         last = self._last_filter
-        if last is None or not last.expects_prioritize or not self._prioritize_follows:
-            return
-        if last.answer is not None:
+        if last is None or not last.expects_prioritize or not self._prioritize_follows or last.answer:
             return
         engine = self.engine
         if last.generation != engine.algorithm.snapshot.generation:

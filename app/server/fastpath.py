@@ -227,7 +227,7 @@ class ExtenderApp(FastAPI):
             size = len(body)
             if verb.then is not None:
                 # After the answer's write, which the transport sends at the end of this loop step.
-                asyncio.get_running_loop().call_soon(_run_then, verb)
+                asyncio.get_running_loop().call_soon(_run_then, verb.name, verb.then)
         finally:
             if self.http_metrics is not None:
                 self.http_metrics.observe(
@@ -235,13 +235,12 @@ class ExtenderApp(FastAPI):
                 )
 
 
-def _run_then(verb: Verb) -> None:
-    """Run ``verb.then``; a failure there is logged and never reaches the connection."""
+def _run_then(name: str, then: Callable[[], None]) -> None:
+    """Run verb ``name``'s follow-up ``then``; a failure there is logged and never reaches the connection."""
     try:
-        assert verb.then is not None
-        verb.then()
+        then()
     except Exception:
-        log.exception("extender %s: the follow-up work failed", verb.name)
+        log.exception("extender %s: the follow-up work failed", name)
 
 
 async def _respond(send: Send, status: int, body: bytes) -> None:
