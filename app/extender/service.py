@@ -166,7 +166,7 @@ class ExtenderService:
                 _discard(previous)
             # kube-scheduler calls /prioritize right after /filter for the same pod in the same
             # cycle: keep the PreFilter state so that call need not recompute it.
-            names = [info.name for info in outcome.feasible]
+            names = [info.name for info in outcome.feasible] if args.node_names is not None else []
             self._last_filter = _LastFilter(
                 args.pod,
                 fwk,
@@ -215,7 +215,8 @@ class ExtenderService:
                 self._prioritize_follows = True
                 if last.answer is not None and last.names == args.node_names:
                     SPECULATIONS.labels("used").inc()
-                    return last.answer
+                    priorities, body = last.answer
+                    return priorities, "", body
                 _discard(last)
             infos, _unknown = self._node_infos(args, update=last is None)
             scores = (
@@ -246,7 +247,7 @@ class ExtenderService:
         except SchedulingError:
             return
         priorities = self._priorities(last.fwk, scores)
-        last.answer = (priorities, "", encode_host_priorities(priorities))
+        last.answer = (priorities, encode_host_priorities(priorities))
 
     @staticmethod
     def _priorities(fwk: Framework, scores: Sequence[NodeScore]) -> list[HostPriority]:
@@ -333,9 +334,9 @@ class _LastFilter:
     feasible: list[NodeInfo] | None
     """The passing nodes of a ``NodeNames`` call (the snapshot's entries); None for ``Nodes``."""
     names: list[str]
-    """The passing nodes' names, in the order /filter answered them."""
-    answer: tuple[list[HostPriority], str, bytes] | None = None
-    """The /prioritize answer for exactly ``feasible`` (priorities, no error, the encoded body), once
+    """The passing nodes' names of a ``NodeNames`` call, in the order /filter answered them."""
+    answer: tuple[list[HostPriority], bytes] | None = None
+    """The /prioritize answer for exactly ``feasible`` (the priorities and their encoding), once
     :meth:`ExtenderService.speculate` ran."""
 
     @property
