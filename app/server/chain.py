@@ -17,6 +17,9 @@ Steps 5 and 6 are skipped when no authenticator / authorizer is given (the loopb
 listener of ``berth serve``). The request ID and the user are left in the scope under
 :data:`REQUEST_ID` and :data:`USER` for the app.
 
+Without an authenticator, the chain also offers the app's direct routes (:mod:`app.server.direct`)
+to the protocol, each wrapped in a :class:`ChainedRoute` that applies steps 1 to 3 in the same way.
+
 The chain's own error answers are ``metav1.Status`` objects, exactly what kube-scheduler answers
 for the same failures (``{"kind": "Status", ..., "reason": "Forbidden", "message": "forbidden:
 User \\"x\\" cannot post path \\"/filter\\""}``); kube-scheduler, as an extender client, only reads
@@ -28,6 +31,7 @@ from __future__ import annotations
 import random
 import time
 import traceback
+from collections.abc import Iterable
 
 import orjson
 from starlette.requests import ClientDisconnect
@@ -36,10 +40,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app import logs
 from app.server.authn import AuthenticationError, Authenticator, UserInfo
 from app.server.authz import Authorizer
+from app.server.direct import DirectRoute, Headers, Respond, direct_app
 from app.server.paths import PathSet
 from app.server.reviews import ReviewError
 
-__all__ = ["PROBE_PATHS", "REQUEST_ID", "USER", "HandlerChain"]
+__all__ = ["PROBE_PATHS", "REQUEST_ID", "USER", "ChainedRoute", "HandlerChain"]
 
 REQUEST_ID = "berth.request_id"
 """Scope key of the request's ID (16 hex digits), as logged."""
@@ -68,9 +73,12 @@ def status_body(code: int, reason: str, message: str) -> bytes:
     )
 
 
+def _status_headers(body: bytes) -> Headers:
+    return [*_JSON, (b"content-length", str(len(body)).encode())]
+
+
 async def _respond(send: Send, code: int, body: bytes) -> None:
-    headers = [*_JSON, (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": code, "headers": headers})
+    await send({"type": "http.response.start", "status": code, "headers": _status_headers(body)})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -105,27 +113,36 @@ class HandlerChain:
         self.app = app
         self.authenticator = authenticator
         self.authorizer = authorizer
+        self._direct_app = direct_app(app)
+        self._chained: dict[DirectRoute, ChainedRoute] = {}
+
+    def direct_route(self, method: str, path: str) -> DirectRoute | None:
+        """The app's direct route for the request, wrapped in the chain; None when the chain
+        authenticates (a review can wait on the API server: that needs the ASGI task)."""
+        app = self._direct_app
+        if self.authenticator is not None or app is None:
+            return None
+        route = app.direct_route(method, path)
+        if route is None:
+            return None
+        chained = self._chained.get(route)
+        if chained is None:
+            chained = self._chained[route] = ChainedRoute(self, route)
+        return chained
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan
             await self.app(scope, receive, send)
             return
         start = time.perf_counter()
-        # Not secrets.token_hex: os.urandom releases the GIL for its syscall on every request, and
-        # the event loop then waits for a bind or informer thread to hand it back. A log
-        # correlation ID needs to be unique, not unpredictable.
-        request_id = f"{random.getrandbits(64):016x}"
-        scope[REQUEST_ID] = request_id
+        request_id = scope[REQUEST_ID] = _request_id()
         status = 0
 
         async def send_no_store(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                headers = list(message.get("headers", ()))
-                if not any(name.lower() == b"cache-control" for name, _ in headers):
-                    headers.append((b"cache-control", b"no-store"))
-                message = {**message, "headers": headers}
+                message = {**message, "headers": _no_store(message.get("headers", ()))}
             await send(message)
 
         try:
@@ -133,21 +150,11 @@ class HandlerChain:
         except ClientDisconnect:
             logs.info("Client disconnected", 2, requestID=request_id, URI=scope["path"])
         except Exception as err:
-            logs.error(
-                "Observed a panic",
-                requestID=request_id,
-                method=scope["method"],
-                URI=scope["path"],
-                err=f"{type(err).__name__}: {err}",
-                stacktrace=traceback.format_exc(),
-            )
+            _log_panic(scope, err)
             if status == 0:
-                message = f"This request caused berth to panic. Look in the logs for details (request ID {request_id})."
-                await _respond(send_no_store, 500, status_body(500, "InternalError", message))
+                await _respond(send_no_store, 500, _panic_body(request_id))
         finally:
-            level = PROBE_LOG_LEVEL if PROBE_PATHS.matches(scope["path"]) else HTTP_LOG_LEVEL
-            if logs.enabled(level):
-                self._log(scope, level, start, status)
+            self.log(scope, start, status)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.authenticator is None:
@@ -189,7 +196,11 @@ class HandlerChain:
         return False
 
     @staticmethod
-    def _log(scope: Scope, level: int, start: float, status: int) -> None:
+    def log(scope: Scope, start: float, status: int) -> None:
+        """Log the request at ``-v 3`` (probes at ``-v 5``), as kube's httplog."""
+        level = PROBE_LOG_LEVEL if PROBE_PATHS.matches(scope["path"]) else HTTP_LOG_LEVEL
+        if not logs.enabled(level):
+            return
         query = scope.get("query_string", b"")
         uri = scope["path"] + ("?" + query.decode("latin-1") if query else "")
         client = scope.get("client")
@@ -206,3 +217,65 @@ class HandlerChain:
             resp=status,
             user=user.name if user is not None else "",
         )
+
+
+class ChainedRoute:
+    """A direct route (:mod:`app.server.direct`) behind the chain: request ID, Cache-Control,
+    panic recovery and HTTP logging as :meth:`HandlerChain.__call__` gives an ASGI request."""
+
+    def __init__(self, chain: HandlerChain, route: DirectRoute) -> None:
+        self.chain = chain
+        self.route = route
+        self.limit = route.limit
+
+    def serve(self, scope: Scope, body: bytes, respond: Respond) -> None:
+        """Serve ``route`` inside the chain."""
+        start = time.perf_counter()
+        request_id = scope[REQUEST_ID] = _request_id()
+        status = 0
+
+        def respond_no_store(code: int, headers: Headers, answer: bytes) -> None:
+            nonlocal status
+            status = code
+            respond(code, _no_store(headers), answer)
+
+        try:
+            self.route.serve(scope, body, respond_no_store)
+        except Exception as err:
+            _log_panic(scope, err)
+            if status == 0:
+                answer = _panic_body(request_id)
+                respond_no_store(500, _status_headers(answer), answer)
+        finally:
+            self.chain.log(scope, start, status)
+
+
+def _request_id() -> str:
+    # Not secrets.token_hex: os.urandom releases the GIL for its syscall on every request, and
+    # the event loop then waits for a bind or informer thread to hand it back. A log
+    # correlation ID needs to be unique, not unpredictable.
+    return f"{random.getrandbits(64):016x}"
+
+
+def _no_store(headers: Iterable[tuple[bytes, bytes]]) -> Headers:
+    """``headers`` with ``Cache-Control: no-store`` added when they set no Cache-Control."""
+    headers = list(headers)
+    if not any(name.lower() == b"cache-control" for name, _ in headers):
+        headers.append((b"cache-control", b"no-store"))
+    return headers
+
+
+def _log_panic(scope: Scope, err: Exception) -> None:
+    logs.error(
+        "Observed a panic",
+        requestID=scope[REQUEST_ID],
+        method=scope["method"],
+        URI=scope["path"],
+        err=f"{type(err).__name__}: {err}",
+        stacktrace=traceback.format_exc(),
+    )
+
+
+def _panic_body(request_id: str) -> bytes:
+    message = f"This request caused berth to panic. Look in the logs for details (request ID {request_id})."
+    return status_body(500, "InternalError", message)

@@ -22,6 +22,10 @@ FastAPI as before. What the fast path keeps identical to the FastAPI route:
   ``http_*`` series with the same labels (``handler`` the path, ``method``, ``status`` grouped as
   ``2xx``/``4xx``/``5xx``) and values, recorded through the instrumentator's own collectors
   (:class:`HttpSeries`).
+
+The verbs that answer synchronously once they have their body (the engine verbs,
+:class:`~app.server.verbs.InlineVerb`) are also offered to the protocol as direct routes
+(:class:`DirectVerb`, :mod:`app.server.direct`), with the same answers, metrics and follow-up.
 """
 
 from __future__ import annotations
@@ -40,9 +44,17 @@ from starlette.types import Receive, Scope, Send
 from app.extender.wire import encode_error
 from app.server.body import content_length
 from app.server.chain import REQUEST_ID
-from app.server.verbs import Verb
+from app.server.direct import DirectRoute, Headers, Respond
+from app.server.verbs import InlineVerb, Verb
 
-__all__ = ["ExtenderApp", "HttpMetrics", "HttpSeries", "InstrumentationMetrics", "internal_error_message"]
+__all__ = [
+    "DirectVerb",
+    "ExtenderApp",
+    "HttpMetrics",
+    "HttpSeries",
+    "InstrumentationMetrics",
+    "internal_error_message",
+]
 
 log = logging.getLogger(__name__)
 
@@ -200,10 +212,20 @@ class ExtenderApp(FastAPI):
         """Path -> verb, served on ``POST`` without FastAPI."""
         self.http_metrics: HttpMetrics | None = None
         """Where fast-path calls are counted in the ``http_*`` series (None: not counted)."""
+        self._direct: dict[str, DirectVerb] = {}
 
     def add_fast_verb(self, path: str, verb: Verb) -> None:
-        """Serve ``POST path`` with ``verb`` on the fast path (its FastAPI route stays, for /docs)."""
+        """Serve ``POST path`` with ``verb`` on the fast path (its FastAPI route stays, for /docs);
+        an :class:`~app.server.verbs.InlineVerb` is also answered directly (:mod:`app.server.direct`)."""
         self.fast_verbs[path] = verb
+        if isinstance(verb, InlineVerb):
+            self._direct[path] = DirectVerb(self, verb, path)
+
+    def direct_route(self, method: str, path: str) -> DirectRoute | None:
+        """``POST`` to an inline verb, unless the app is served under a root path."""
+        if method != "POST" or self.root_path:
+            return None
+        return self._direct.get(path)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST" and not self.root_path:
@@ -225,14 +247,50 @@ class ExtenderApp(FastAPI):
                 raise
             await _respond(send, status, body)
             size = len(body)
-            if verb.then is not None:
-                # After the answer's write, which the transport sends at the end of this loop step.
-                asyncio.get_running_loop().call_soon(_run_then, verb.name, verb.then)
+            _follow_up(verb)
         finally:
-            if self.http_metrics is not None:
-                self.http_metrics.observe(
-                    "POST", scope["path"], status, content_length(scope), size, time.perf_counter() - start
-                )
+            self.observe(scope, status, size, start)
+
+    def observe(self, scope: Scope, status: int, size: int, start: float) -> None:
+        """Count a fast-path call that started at ``start`` (``perf_counter``) in the ``http_*`` series."""
+        if self.http_metrics is not None:
+            self.http_metrics.observe(
+                "POST", scope["path"], status, content_length(scope), size, time.perf_counter() - start
+            )
+
+
+class DirectVerb:
+    """An inline verb of an :class:`ExtenderApp` as a :class:`~app.server.direct.DirectRoute`: the
+    answers, metrics and follow-up of :meth:`ExtenderApp._serve`, without ``receive`` and ``send``."""
+
+    def __init__(self, app: ExtenderApp, verb: InlineVerb, path: str) -> None:
+        self.app = app
+        self.verb = verb
+        self.path = path
+        self.limit = verb.limit
+
+    def serve(self, scope: Scope, body: bytes, respond: Respond) -> None:
+        """Answer as the ASGI fast path does."""
+        start = time.perf_counter()
+        status, size = 500, 0
+        try:
+            try:
+                status, answer = self.verb.answer(body)
+            except Exception:
+                error = encode_error(internal_error_message(scope))
+                respond(500, _json_headers(error), error)
+                raise
+            respond(status, _json_headers(answer), answer)
+            size = len(answer)
+            _follow_up(self.verb)
+        finally:
+            self.app.observe(scope, status, size, start)
+
+
+def _follow_up(verb: Verb) -> None:
+    if verb.then is not None:
+        # After the answer's write, which the transport sends at the end of this loop step.
+        asyncio.get_running_loop().call_soon(_run_then, verb.name, verb.then)
 
 
 def _run_then(name: str, then: Callable[[], None]) -> None:
@@ -243,8 +301,12 @@ def _run_then(name: str, then: Callable[[], None]) -> None:
         log.exception("extender %s: the follow-up work failed", name)
 
 
+def _json_headers(body: bytes) -> Headers:
+    """The headers of Starlette's ``Response(body, media_type="application/json")``."""
+    return [(b"content-length", str(len(body)).encode("latin-1")), _HEADERS_JSON]
+
+
 async def _respond(send: Send, status: int, body: bytes) -> None:
     """The answer Starlette's ``Response(body, status, media_type="application/json")`` sends."""
-    headers = [(b"content-length", str(len(body)).encode("latin-1")), _HEADERS_JSON]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": _json_headers(body)})
     await send({"type": "http.response.body", "body": body})

@@ -161,7 +161,7 @@ class HttpServer:
     def _server(listener: Listener, *, first: bool) -> uvicorn.Server:
         config = uvicorn.Config(
             listener.app,
-            http=BerthHttpProtocol,
+            http=BerthHttpProtocol.serving(listener.app),
             lifespan="on" if first else "off",
             log_level="warning",
             access_log=False,  # the handler chain logs requests (-v 3)

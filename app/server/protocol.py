@@ -1,5 +1,5 @@
 """uvicorn's httptools protocol, plus the TLS peer's verified certificate subject in the ASGI scope,
-and one send per response.
+one send per response, and direct answers.
 
 uvicorn writes a response's head as soon as the app starts it and the body when it sends it: two
 sends, so two TCP segments, and on loopback two wake-ups of kube-scheduler's reading goroutine for
@@ -18,16 +18,26 @@ handshake, and with it the client-certificate check against ``--client-ca-file``
 
 ``client_cert_subject`` is berth's key (the standard extension only has the PEM chain): the verified
 client certificate's subject attributes, in order; None when the client sent no certificate.
+
+A request the listener's app has a direct route for (:mod:`app.server.direct`) is answered from the
+parser's ``on_message_complete`` callback, with no ASGI task: the answer is written at once, with
+the ``date`` header uvicorn adds and ``connection: close`` when the connection ends after it, as
+uvicorn writes an ASGI answer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import urllib.parse
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
+import httptools
 from starlette.types import Scope
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+from app.server.direct import DirectApp, DirectRoute, Headers, direct_app
 
 __all__ = ["BerthHttpProtocol", "CoalescingTransport", "Subject", "client_subject"]
 
@@ -94,11 +104,33 @@ class CoalescingTransport:
         return getattr(self._transport, name)
 
 
-class BerthHttpProtocol(HttpToolsProtocol):
-    """HttpToolsProtocol that answers in one send and adds ``scope["extensions"]["tls"]`` on TLS
-    connections."""
+@dataclass(slots=True)
+class _DirectRequest:
+    """A request on its way to a direct route: its body so far, and whether the connection stays open."""
 
+    route: DirectRoute
+    keep_alive: bool
+    chunks: list[bytes] = field(default_factory=list)
+
+
+class BerthHttpProtocol(HttpToolsProtocol):
+    """HttpToolsProtocol that answers in one send, adds ``scope["extensions"]["tls"]`` on TLS
+    connections, and answers the app's direct routes inline (:mod:`app.server.direct`).
+
+    :meth:`serving` gives the protocol class of one listener's app.
+    """
+
+    direct_app: ClassVar[DirectApp | None] = None
     _tls: dict[str, object] | None = None
+    _direct: _DirectRequest | None = None
+
+    @classmethod
+    def serving(cls, app: object) -> type[BerthHttpProtocol]:
+        """The protocol for a listener of ``app``: with its direct routes, if it has any."""
+        direct = direct_app(app)
+        if direct is None:
+            return cls
+        return type(cls.__name__, (cls,), {"direct_app": direct})
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         """Wrap the transport; read the TLS details of the new connection."""
@@ -111,11 +143,121 @@ class BerthHttpProtocol(HttpToolsProtocol):
                 "client_cert_subject": _subject(transport.get_extra_info("peercert")),
             }
 
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Drop a direct request still waiting for its body."""
+        self._direct = None
+        super().connection_lost(exc)
+
     def on_message_begin(self) -> None:
         """Start the request's scope with the connection's TLS extension."""
         super().on_message_begin()
         if self._tls is not None:
             self.scope["extensions"] = {"tls": self._tls}  # type: ignore[dict-item]
+
+    def on_headers_complete(self) -> None:
+        """Take the request directly when its app has a route for it and nothing asks for ASGI."""
+        route = self._direct_route()
+        if route is None:
+            super().on_headers_complete()
+            return
+        self._direct = _DirectRequest(route, keep_alive=self.parser.should_keep_alive())
+
+    def _direct_route(self) -> DirectRoute | None:
+        if self.direct_app is None or self.root_path or self.limit_concurrency is not None:
+            return None
+        if self.parser.get_method() != b"POST" or self.parser.get_http_version() != "1.1":
+            return None
+        if self.expect_100_continue or self.parser.should_upgrade():
+            return None
+        if self.cycle is not None and not self.cycle.response_complete:
+            return None  # behind an answer still being written: keep the order through uvicorn's pipeline
+        length = None
+        for name, value in self.headers:
+            if name == b"content-length":
+                if length is not None or not value.isdigit():
+                    return None
+                length = int(value)
+            elif name == b"transfer-encoding" or name.startswith(b"x-forwarded-"):
+                return None  # a chunked body; proxy headers uvicorn's middleware reads
+        if length is None:
+            return None
+        url = httptools.parse_url(self.url)
+        path = url.path.decode("ascii")
+        if "%" in path:
+            path = urllib.parse.unquote(path)
+        route = self.direct_app.direct_route("POST", path)
+        if route is None or length > route.limit:
+            return None
+        self.scope["method"] = "POST"
+        self.scope["path"] = path
+        self.scope["raw_path"] = url.path
+        self.scope["query_string"] = url.query or b""
+        return route
+
+    def on_body(self, body: bytes) -> None:
+        """Collect a direct request's body."""
+        if self._direct is not None:
+            self._direct.chunks.append(body)
+        else:
+            super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        """Answer a direct request now that its body is complete."""
+        request = self._direct
+        if request is None:
+            super().on_message_complete()
+            return
+        self._direct = None
+        chunks = request.chunks
+        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        answered = False
+
+        def respond(status: int, headers: Headers, answer: bytes) -> None:
+            nonlocal answered
+            if answered:
+                raise RuntimeError("a direct route answered twice")
+            answered = True
+            self._write_answer(status, headers, answer, request.keep_alive)
+
+        try:
+            request.route.serve(self.scope, body, respond)  # type: ignore[arg-type]
+        except Exception:
+            # The handler chain logs and answers its routes' exceptions; this is uvicorn's last resort.
+            self.logger.exception("Exception in a direct route")
+            if not answered:
+                self._write_answer(500, _INTERNAL_ERROR_HEADERS, b"Internal Server Error", keep_alive=False)
+                request.keep_alive = False
+        if not request.keep_alive:
+            self.transport.close()
+        self.on_response_complete()
+
+    def _write_answer(self, status: int, headers: Headers, body: bytes, keep_alive: bool) -> None:
+        """Status line, uvicorn's default headers (``date``), ``headers`` and ``body``, in one send."""
+        out = [STATUS_LINE[status]]
+        for name, value in self.server_state.default_headers:
+            out += (name, b": ", value, b"\r\n")
+        for name, value in headers:
+            out += (name, b": ", value, b"\r\n")
+        if not keep_alive:
+            out.append(b"connection: close\r\n")
+        out += (b"\r\n", body)
+        transport = self.transport
+        transport.write(b"".join(out))
+        if isinstance(transport, CoalescingTransport):
+            transport.flush()  # now: the route's follow-up work runs later in this loop step
+
+    def shutdown(self) -> None:
+        """As uvicorn's, and a direct request still coming in gets its answer, then the connection closes."""
+        if self._direct is not None:
+            self._direct.keep_alive = False
+        else:
+            super().shutdown()
+
+
+_INTERNAL_ERROR_HEADERS: Headers = [
+    (b"content-type", b"text/plain; charset=utf-8"),
+    (b"content-length", b"21"),
+]
 
 
 def client_subject(scope: Scope) -> Subject | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from fastapi import FastAPI, Request, Response
 from prometheus_client import Counter
@@ -49,10 +49,13 @@ from app.server.body import BodyError, read_body
 __all__ = [
     "REQUESTS",
     "EngineVerb",
+    "InlineVerb",
     "Verb",
+    "decode_or_refuse",
     "engine_verbs",
     "install_verbs",
     "read_args",
+    "read_or_refuse",
     "request_counters",
     "route_of",
 ]
@@ -130,19 +133,50 @@ class Verb(Protocol):
 T = TypeVar("T")
 
 
-async def read_args(
-    scope: Scope, receive: Receive, limit: int, decode: Callable[[bytes], T], counted: dict[str, Any]
-) -> T | tuple[int, bytes]:
-    """The body read and decoded; for a body too large or not decodable, the 413/400 answer
+@runtime_checkable
+class InlineVerb(Verb, Protocol):
+    """A verb that answers synchronously once it has the whole body (the engine verbs)."""
+
+    limit: int
+    """The largest body accepted (413 above)."""
+
+    def answer(self, body: bytes) -> tuple[int, bytes]:
+        """Decode and run one call whose whole body is ``body``: ``(HTTP status, response body)``."""
+        ...
+
+
+async def read_or_refuse(
+    scope: Scope, receive: Receive, limit: int, counted: dict[str, Any]
+) -> bytes | tuple[int, bytes]:
+    """The whole body; for a body too large or a bad ``Content-Length``, the 413/400 answer
     ``(status, {"Error": ...})`` instead, counted as ``bad_request`` in ``counted``."""
     try:
-        return decode(await read_body(scope, receive, limit))
+        return await read_body(scope, receive, limit)
     except BodyError as err:
         counted["bad_request"].inc()
         return err.status_code, encode_error(err.message)
+
+
+def decode_or_refuse(
+    body: bytes, decode: Callable[[bytes], T], counted: dict[str, Any]
+) -> T | tuple[int, bytes]:
+    """``decode(body)``; for a body that does not decode, the 400 answer ``(400, {"Error": ...})``
+    instead, counted as ``bad_request`` in ``counted``."""
+    try:
+        return decode(body)
     except WireError as err:
         counted["bad_request"].inc()
         return 400, encode_error(str(err))
+
+
+async def read_args(
+    scope: Scope, receive: Receive, limit: int, decode: Callable[[bytes], T], counted: dict[str, Any]
+) -> T | tuple[int, bytes]:
+    """The body read and decoded, or the 413/400 answer (:func:`read_or_refuse`, :func:`decode_or_refuse`)."""
+    body = await read_or_refuse(scope, receive, limit, counted)
+    if isinstance(body, tuple):
+        return body
+    return decode_or_refuse(body, decode, counted)
 
 
 class EngineVerb(Generic[A]):
@@ -167,23 +201,30 @@ class EngineVerb(Generic[A]):
         self._counted = request_counters(name)
 
     async def handle(self, scope: Scope, receive: Receive) -> tuple[int, bytes]:
-        """Read, decode and run one verb call."""
+        """Read the body, then :meth:`answer`."""
+        body = await read_or_refuse(scope, receive, self.limit, self._counted)
+        if isinstance(body, tuple):
+            return body
+        return self.answer(body)
+
+    def answer(self, body: bytes) -> tuple[int, bytes]:
+        """Decode and run one verb call."""
         verb = self.name
-        args = await read_args(scope, receive, self.limit, self.decode, self._counted)
+        args = decode_or_refuse(body, self.decode, self._counted)
         if isinstance(args, tuple):
             return args
         try:
-            body, error = self.run(args)
+            result, error = self.run(args)
         except Exception as err:  # never a 500: kube-scheduler would only see "code 500"
             log.exception("extender %s failed for pod %s", verb, args.pod.key)
             error = f"internal error: {type(err).__name__}: {err}"
-            body = self.crashed(args, error)
+            result = self.crashed(args, error)
         if error:
             log.warning("extender %s for pod %s: %s", verb, args.pod.key, error)
             self._counted["error"].inc()
         else:
             self._counted["success"].inc()
-        return 200, body
+        return 200, result
 
 
 def engine_verbs(service: ExtenderService, max_request_bytes: int) -> list[EngineVerb[Any]]:
