@@ -34,12 +34,17 @@ ahead and how many of those it could use.
 ``--repeat N`` runs the pair of rounds N times (alternating, in fresh namespaces) and reports the
 median ratio, which is steadier than one pair on a noisy machine.
 
+``--null-extender`` adds a third round to each repeat: the same kube-scheduler with
+``bench/nullextender``, a Go extender that passes every node, scores them all 0 and binds over
+HTTP/2 (built with ``go build``, seconds with Go's build cache). It prices the protocol itself:
+what kube-scheduler, the API server and etcd spend on two HTTP calls and a delegated bind per pod.
+
 ``--profile FILE`` samples ``berth serve`` with py-spy (``--py-spy PATH``, default: on PATH) during
 the rounds with berth and writes collapsed stacks to FILE (one per round, ``FILE.N``), summarised
 at the end.
 
 Usage: ``.venv/bin/python bench/e2e_throughput.py [--nodes 200] [--pods 1000] [--repeat 1]
-[--profile FILE] [--keep-logs DIR]``
+[--null-extender] [--profile FILE] [--keep-logs DIR]``
 """
 
 from __future__ import annotations
@@ -68,7 +73,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from e2e.stack import BerthServer, ExtenderEntry, KubeScheduler, scheduler_config  # noqa: E402
+from e2e.stack import BerthServer, ExtenderEntry, KubeScheduler, Process, free_port, scheduler_config  # noqa: E402
 
 from app.kube.client import KubeClient  # noqa: E402
 from kube.controlplane import LocalControlPlane, default_bin_dir  # noqa: E402
@@ -399,6 +404,37 @@ class Profiler:
         self.popen.wait(timeout=60)
 
 
+class NullExtender(Process):
+    """``bench/nullextender``: the extender protocol with nothing decided (Go; see its source)."""
+
+    def __init__(self, cp: LocalControlPlane, workdir: Path) -> None:
+        super().__init__("nullextender", workdir / "nullextender.log")
+        self.cp = cp
+        self.binary = workdir / "nullextender"
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> NullExtender:
+        """Build it (seconds with Go's build cache) and serve."""
+        subprocess.run(
+            ["go", "build", "-o", str(self.binary), "."], cwd=ROOT / "bench" / "nullextender", check=True
+        )
+        cp = self.cp
+        api = [
+            "-server",
+            cp.server,
+            "-ca",
+            str(cp.ca_file),
+            "-cert",
+            str(cp.client_cert),
+            "-key",
+            str(cp.client_key),
+        ]
+        self.spawn([str(self.binary), "-listen", f"127.0.0.1:{self.port}", *api])
+        self.wait_ready(f"{self.url}/healthz")
+        return self
+
+
 def print_profile(files: list[Path], top: int = 30) -> None:
     """The functions with the most samples of berth's busy threads: self and inclusive."""
     own: collections.Counter[str] = collections.Counter()
@@ -508,6 +544,27 @@ def run_round(
     return result
 
 
+READINGS = (
+    ("watch", "average"),
+    ("Scheduled event times", "event_average"),
+    ("API server times", "server_average"),
+)
+"""The three throughput readings of a round: (label, :class:`Round` attribute)."""
+
+
+def pair_ratios(pairs: list[tuple[Round, Round]], attr: str) -> list[float]:
+    """``attr`` of each pair's second round over its first's."""
+    return [getattr(e, attr) / getattr(b, attr) if getattr(b, attr) else 0.0 for b, e in pairs]
+
+
+def print_ratios(who: str, pairs: list[tuple[Round, Round]], readings: tuple[tuple[str, str], ...]) -> None:
+    """One line per reading: the median ratio of the pairs, and each pair's."""
+    for label, attr in readings:
+        ratio = pair_ratios(pairs, attr)
+        detail = f" (pairs: {', '.join(f'{r:.2f}' for r in ratio)})" if len(ratio) > 1 else ""
+        print(f"{who}, {label}: {statistics.median(ratio):.2f}x average{detail}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=200)
@@ -515,6 +572,11 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, help="run the pair of rounds this many times")
     parser.add_argument(
         "--no-bind-round", action="store_true", help="also measure berth as a filter/prioritize-only extender"
+    )
+    parser.add_argument(
+        "--null-extender",
+        action="store_true",
+        help="also measure, in each repeat, a Go extender that decides nothing (bench/nullextender)",
     )
     parser.add_argument("--profile", metavar="FILE", type=Path, help="py-spy berth serve into FILE.N")
     parser.add_argument("--py-spy", default=shutil.which("py-spy") or "py-spy", help="the py-spy binary")
@@ -527,8 +589,10 @@ def main() -> int:
     cp = LocalControlPlane(default_bin_dir(), ready_timeout=120.0)
     cp.start()
     berth: BerthServer | None = None
+    null: NullExtender | None = None
     rounds: list[Round] = []
     pairs: list[tuple[Round, Round]] = []
+    null_pairs: list[tuple[Round, Round]] = []
     try:
         client = KubeClient.from_config(str(cp.kubeconfig), qps=QPS, burst=QPS)
         print(f"creating {args.nodes} nodes", file=sys.stderr)
@@ -567,6 +631,17 @@ def main() -> int:
             )
             rounds.append(ext)
             pairs.append((alone, ext))
+            if args.null_extender:
+                if null is None:
+                    null = NullExtender(cp, workdir).start()
+                assert null.popen is not None
+                entry = ExtenderEntry(null.url, node_cache_capable=True)
+                pids = {**plane, "null extender": null.popen.pid}
+                null_round = run_round(
+                    f"kube-scheduler + null extender{suffix}", cp, client, workdir, args.pods, [entry], pids
+                )
+                rounds.append(null_round)
+                null_pairs.append((alone, null_round))
         assert berth is not None
         binds = berth.metric("berth_extender_requests_total", {"verb": "bind", "result": "success"})
         if args.no_bind_round:
@@ -586,8 +661,9 @@ def main() -> int:
                 )
             )
     finally:
-        if berth is not None:
-            berth.stop()
+        for extender in (berth, null):
+            if extender is not None:
+                extender.stop()
         cp.stop()
         if args.keep_logs:
             shutil.copytree(workdir, args.keep_logs, dirs_exist_ok=True)
@@ -607,7 +683,7 @@ def main() -> int:
             f"| {r.event_average:.0f} | {r.server_average:.0f} | {' '.join(str(n) for n in r.server_samples)} |"
         )
     print("\nCPU ms per bound pod, kube-scheduler start to last bind ('other': the rest of the machine):\n")
-    names = ["kube-scheduler", "berth", "kube-apiserver", "etcd", "other"]
+    names = ["kube-scheduler", "berth", "null extender", "kube-apiserver", "etcd", "other"]
     print("| setup | " + " | ".join(names) + " | total |")
     print("|---" * (len(names) + 2) + "|")
     for r in rounds:
@@ -629,8 +705,8 @@ def main() -> int:
             )
     if args.profile is not None:
         print_profile(sorted(args.profile.parent.glob(f"{args.profile.name}.*")))
-    ratios = [e.average / b.average if b.average else 0.0 for b, e in pairs]
-    p50s = [e.p50 / b.p50 if b.p50 else 0.0 for b, e in pairs]
+    ratios = pair_ratios(pairs, "average")
+    p50s = pair_ratios(pairs, "p50")
     print(
         f"\nwith berth / without: {statistics.median(ratios):.2f}x average, {statistics.median(p50s):.2f}x p50 ",
         end="",
@@ -638,10 +714,9 @@ def main() -> int:
     if len(pairs) > 1:
         print(f"(median of {len(pairs)} pairs: {', '.join(f'{r:.2f}' for r in ratios)}) ", end="")
     print(f"(target >= 0.6x); berth /bind successes: {binds:.0f}")
-    for label, attr in (("Scheduled event times", "event_average"), ("API server times", "server_average")):
-        ratio = [getattr(e, attr) / getattr(b, attr) if getattr(b, attr) else 0.0 for b, e in pairs]
-        detail = f" (pairs: {', '.join(f'{r:.2f}' for r in ratio)})" if len(ratio) > 1 else ""
-        print(f"with berth / without, {label}: {statistics.median(ratio):.2f}x average{detail}")
+    print_ratios("with berth / without", pairs, READINGS[1:])
+    if null_pairs:
+        print_ratios("null extender / without", null_pairs, READINGS)
     return 0
 
 

@@ -1,0 +1,3 @@
+module berth.bench/nullextender
+
+go 1.22
