@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from prometheus_client import Counter
 
 from app.api.objects import Pod
-from app.extender.wire import ExtenderArgs, FilterResult, HostPriority, encode_host_priorities
+from app.extender.wire import MAX_EXTENDER_PRIORITY, ExtenderArgs, FilterResult, HostPriority, encode_scores
 from app.framework.cycle_state import CycleState
 from app.framework.runtime import Framework, NodeScore, NodeScores
 from app.framework.status import Code
@@ -74,10 +74,10 @@ SPECULATIONS = Counter(
     ["result"],
 )
 
-MAX_EXTENDER_PRIORITY = 10
-"""``extenderv1.MaxExtenderPriority``: extender scores are integers in 0..10."""
-
 UNKNOWN_NODE_REASON = 'node "{name}" not found in berth\'s cache'
+
+Scored = tuple[Sequence[str], Sequence[int]]
+"""Node names and their extender scores, in the same order."""
 """The /filter failure reason for a ``NodeNames`` entry berth has no node for."""
 
 
@@ -196,17 +196,17 @@ class ExtenderService:
 
         Returns the priorities and an error message ("" on success). On error the list is empty.
         """
-        priorities, error, _ = self._prioritize(args)
-        return priorities, error
+        (names, scores), error, _ = self._prioritize(args)
+        return [HostPriority(name, score) for name, score in zip(names, scores, strict=True)], error
 
     def prioritize_encoded(self, args: ExtenderArgs) -> tuple[bytes, str]:
         """:meth:`prioritize` as the ``HostPriorityList`` body (an answer computed ahead was encoded
         then too) and the error message."""
-        priorities, error, body = self._prioritize(args)
-        return (encode_host_priorities(priorities) if body is None else body), error
+        scored, error, body = self._prioritize(args)
+        return (encode_scores(*scored) if body is None else body), error
 
-    def _prioritize(self, args: ExtenderArgs) -> tuple[list[HostPriority], str, bytes | None]:
-        """The priorities, the error and, for an answer computed ahead, its encoding."""
+    def _prioritize(self, args: ExtenderArgs) -> tuple[Scored, str, bytes | None]:
+        """The names and extender scores, the error and, for an answer computed ahead, its encoding."""
         self.received(args.pod)
         try:
             fwk = self.framework()
@@ -215,8 +215,8 @@ class ExtenderService:
                 self._prioritize_follows = True
                 if last.answer is not None and last.names == args.node_names:
                     SPECULATIONS.labels("used").inc()
-                    priorities, body = last.answer
-                    return priorities, "", body
+                    scored, body = last.answer
+                    return scored, "", body
                 _discard(last)
             infos, _unknown = self._node_infos(args, update=last is None)
             scores = (
@@ -225,8 +225,8 @@ class ExtenderService:
                 else []
             )
         except (NoProfileError, SchedulingError) as err:
-            return [], _error_text(err), None
-        return self._priorities(fwk, scores), "", None
+            return ([], []), _error_text(err), None
+        return self._extender_scores(fwk, scores), "", None
 
     def speculate(self) -> None:
         """Compute the /prioritize answer for the last /filter ahead of its call (module docstring).
@@ -246,12 +246,12 @@ class ExtenderService:
             scores = engine.score_nodes(last.fwk, last.pod, last.feasible, last.state)
         except SchedulingError:
             return
-        priorities = self._priorities(last.fwk, scores)
-        last.answer = (priorities, encode_host_priorities(priorities))
+        scored = self._extender_scores(last.fwk, scores)
+        last.answer = (scored, encode_scores(*scored))
 
     @staticmethod
-    def _priorities(fwk: Framework, scores: Sequence[NodeScore]) -> list[HostPriority]:
-        """Framework totals mapped by :func:`extender_score`."""
+    def _extender_scores(fwk: Framework, scores: Sequence[NodeScore]) -> Scored:
+        """The nodes' names and framework totals mapped by :func:`extender_score`."""
         # Names and totals as the plain lists of a NodeScores: no NodeScore object per node.
         if isinstance(scores, NodeScores):
             names, totals = scores.names, scores.totals
@@ -259,13 +259,10 @@ class ExtenderService:
             names, totals = [s.name for s in scores], [s.total for s in scores]
         max_total = max_total_score(fwk)
         if max_total <= 0:
-            return [HostPriority(name, 0) for name in names]
+            return names, [0] * len(names)
         # extender_score inlined: this runs once per node per /prioritize.
         top = MAX_EXTENDER_PRIORITY
-        return [
-            HostPriority(name, min(top, max(0, total * top // max_total)))
-            for name, total in zip(names, totals, strict=True)
-        ]
+        return names, [min(top, max(0, total * top // max_total)) for total in totals]
 
     # --- nodes ---------------------------------------------------------------------------
 
@@ -335,8 +332,8 @@ class _LastFilter:
     """The passing nodes of a ``NodeNames`` call (the snapshot's entries); None for ``Nodes``."""
     names: list[str]
     """The passing nodes' names of a ``NodeNames`` call, in the order /filter answered them."""
-    answer: tuple[list[HostPriority], bytes] | None = None
-    """The /prioritize answer for exactly ``feasible`` (the priorities and their encoding), once
+    answer: tuple[Scored, bytes] | None = None
+    """The /prioritize answer for exactly ``feasible`` (names and scores, and their encoding), once
     :meth:`ExtenderService.speculate` ran."""
 
     @property

@@ -25,6 +25,7 @@ from app.api.errors import FieldError
 from app.api.objects import Node, Pod, json_type_name, parse_node, parse_pod
 
 __all__ = [
+    "MAX_EXTENDER_PRIORITY",
     "ExtenderArgs",
     "FilterResult",
     "HostPriority",
@@ -40,6 +41,7 @@ __all__ = [
     "encode_filter_result",
     "encode_host_priorities",
     "encode_preemption_result",
+    "encode_scores",
 ]
 
 # Folded key -> Go field name, for ExtenderArgs and v1.NodeList.
@@ -260,7 +262,33 @@ def encode_filter_result(result: FilterResult) -> bytes:
 
 def encode_host_priorities(priorities: Sequence[HostPriority]) -> bytes:
     """``HostPriorityList``: a bare JSON array of ``{"Host", "Score"}``."""
-    return orjson.dumps([{"Host": p.host, "Score": p.score} for p in priorities])
+    return encode_scores([p.host for p in priorities], [p.score for p in priorities])
+
+
+MAX_EXTENDER_PRIORITY = 10
+"""``extenderv1.MaxExtenderPriority``: extender scores are integers in 0..10."""
+
+_HOST_PREFIXES: dict[str, bytes] = {}
+"""Node name -> ``{"Host":"<name>","Score":``, the part of an entry that repeats from call to call."""
+_HOST_PREFIXES_MAX = 1 << 16
+_SCORE_ENDS = tuple(b"%d}" % score for score in range(MAX_EXTENDER_PRIORITY + 1))
+
+
+def encode_scores(hosts: Sequence[str], scores: Sequence[int]) -> bytes:
+    """The ``HostPriorityList`` of ``hosts[i]`` scored ``scores[i]``, as :func:`encode_host_priorities`
+    encodes it (orjson's compact form), without a ``HostPriority`` or a dict per node: this runs for
+    every /prioritize over every node passed."""
+    prefixes = _HOST_PREFIXES
+    if len(prefixes) > _HOST_PREFIXES_MAX:
+        prefixes.clear()  # names of nodes long gone; the current ones come back on the next calls
+    ends = _SCORE_ENDS
+    parts = []
+    for host, score in zip(hosts, scores, strict=True):
+        prefix = prefixes.get(host)
+        if prefix is None:
+            prefix = prefixes[host] = b'{"Host":' + orjson.dumps(host) + b',"Score":'
+        parts.append(prefix + (ends[score] if 0 <= score <= MAX_EXTENDER_PRIORITY else b"%d}" % score))
+    return b"[" + b",".join(parts) + b"]"
 
 
 def encode_error(message: str) -> bytes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from app.extender import wire
 from app.extender.wire import (
     FilterResult,
     HostPriority,
@@ -15,6 +16,7 @@ from app.extender.wire import (
     encode_error,
     encode_filter_result,
     encode_host_priorities,
+    encode_scores,
 )
 from builders import make_node, node_dict, pod_dict
 
@@ -138,6 +140,23 @@ def test_filter_result_echoes_node_objects_in_a_node_list() -> None:
 def test_host_priorities_are_a_bare_array() -> None:
     assert encode_host_priorities([HostPriority("a", 7)]) == b'[{"Host":"a","Score":7}]'
     assert encode_host_priorities([]) == b"[]"
+
+
+@pytest.mark.parametrize("host", ["node-1", 'quote"d', "back\\slash", "ünïcode-節點", "tab\there"])
+@pytest.mark.parametrize("score", [0, 7, 10, 11, -1])
+def test_scores_encode_as_a_json_encoder_would(host: str, score: int) -> None:
+    expected = orjson.dumps([{"Host": host, "Score": score}, {"Host": "z", "Score": 3}])
+    assert encode_scores([host, "z"], [score, 3]) == expected
+    assert encode_scores([host, "z"], [score, 3]) == expected  # from the kept prefix
+
+
+def test_kept_host_prefixes_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(wire, "_HOST_PREFIXES_MAX", 3)
+    monkeypatch.setattr(wire, "_HOST_PREFIXES", {})
+    hosts = [f"n{i}" for i in range(10)]
+    for host in hosts:
+        assert orjson.loads(encode_scores([host], [1])) == [{"Host": host, "Score": 1}]
+    assert len(wire._HOST_PREFIXES) <= 4
 
 
 def test_error_body() -> None:
