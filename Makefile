@@ -36,6 +36,7 @@ test: lint typecheck unit
 bench: install
 	$(VENV_PY) bench/engine.py
 	$(VENV_PY) bench/extender.py --gc freeze
+	$(VENV_PY) bench/extender_http.py
 	$(VENV_PY) bench/preemption.py
 
 clean:
