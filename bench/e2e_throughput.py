@@ -39,12 +39,17 @@ median ratio, which is steadier than one pair on a noisy machine.
 HTTP/2 (built with ``go build``, seconds with Go's build cache). It prices the protocol itself:
 what kube-scheduler, the API server and etcd spend on two HTTP calls and a delegated bind per pod.
 
+``--plugin-only`` adds another: a second ``berth serve`` whose profile runs only the README's
+out-of-tree plugin (``examples/plugins``: PreferLabel, with the queue sort and binder), as a platform
+team deploys berth when kube-scheduler already runs the in-tree plugins. Every extender runs from the
+first round to the last, so that all rounds share one background.
+
 ``--profile FILE`` samples ``berth serve`` with py-spy (``--py-spy PATH``, default: on PATH) during
 the rounds with berth and writes collapsed stacks to FILE (one per round, ``FILE.N``), summarised
 at the end.
 
 Usage: ``.venv/bin/python bench/e2e_throughput.py [--nodes 200] [--pods 1000] [--repeat 1]
-[--null-extender] [--profile FILE] [--keep-logs DIR]``
+[--null-extender] [--plugin-only] [--profile FILE] [--keep-logs DIR]``
 """
 
 from __future__ import annotations
@@ -73,7 +78,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from e2e.stack import BerthServer, ExtenderEntry, KubeScheduler, Process, free_port, scheduler_config  # noqa: E402
+from e2e.stack import (  # noqa: E402
+    PLUGINS_DIR,
+    BerthServer,
+    ExtenderEntry,
+    KubeScheduler,
+    Process,
+    free_port,
+    scheduler_config,
+)
 
 from app.kube.client import KubeClient  # noqa: E402
 from kube.controlplane import LocalControlPlane, default_bin_dir  # noqa: E402
@@ -544,6 +557,69 @@ def run_round(
     return result
 
 
+PLUGIN_ONLY_CONFIG = f"""\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  qps: {QPS}
+  burst: {QPS}
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled:
+      - name: PrioritySort
+      - name: DefaultBinder
+      - name: PreferLabel
+        weight: 5
+      disabled:
+      - name: "*"
+  pluginConfig:
+  - name: PreferLabel
+    args:
+      label: example.com/fast-disk
+"""
+"""berth's profile for ``--plugin-only``: the README's out-of-tree plugin and nothing in-tree to decide."""
+
+
+@dataclass
+class RoundSetup:
+    """What every round of a run shares."""
+
+    cp: LocalControlPlane
+    client: KubeClient
+    workdir: Path
+    pods: int
+    plane: dict[str, int]
+
+    def run(
+        self,
+        name: str,
+        label: str,
+        server: Process,
+        url: str,
+        metrics_url: str = "",
+        profiler: Profiler | None = None,
+    ) -> Round:
+        """A round with ``server``, serving at ``url``, as kube-scheduler's extender; its CPU is
+        reported under ``label``, its metrics read from ``metrics_url`` (a berth's)."""
+        assert server.popen is not None
+        entry = ExtenderEntry(url, node_cache_capable=True)
+        pids = {**self.plane, label: server.popen.pid}
+        return run_round(
+            name, self.cp, self.client, self.workdir, self.pods, [entry], pids, metrics_url, profiler
+        )
+
+
+def plugin_only_berth(cp: LocalControlPlane, workdir: Path) -> BerthServer:
+    """A second ``berth serve`` that runs only PreferLabel (:data:`PLUGIN_ONLY_CONFIG`), started."""
+    config = workdir / "berth-plugin-only.yaml"
+    config.write_text(PLUGIN_ONLY_CONFIG)
+    args = ["--config", str(config), "--plugin-module", "prefer_label"]
+    env = {"PYTHONPATH": str(PLUGINS_DIR)}
+    return BerthServer(cp.kubeconfig, workdir, args, env=env, name="berth-plugin-only").start()
+
+
 READINGS = (
     ("watch", "average"),
     ("Scheduled event times", "event_average"),
@@ -578,6 +654,11 @@ def main() -> int:
         action="store_true",
         help="also measure, in each repeat, a Go extender that decides nothing (bench/nullextender)",
     )
+    parser.add_argument(
+        "--plugin-only",
+        action="store_true",
+        help="also measure, in each repeat, berth running only the README's out-of-tree plugin",
+    )
     parser.add_argument("--profile", metavar="FILE", type=Path, help="py-spy berth serve into FILE.N")
     parser.add_argument("--py-spy", default=shutil.which("py-spy") or "py-spy", help="the py-spy binary")
     parser.add_argument("--keep-logs", metavar="DIR", help="copy the process logs here")
@@ -590,9 +671,11 @@ def main() -> int:
     cp.start()
     berth: BerthServer | None = None
     null: NullExtender | None = None
+    plugin_berth: BerthServer | None = None
     rounds: list[Round] = []
     pairs: list[tuple[Round, Round]] = []
     null_pairs: list[tuple[Round, Round]] = []
+    plugin_pairs: list[tuple[Round, Round]] = []
     try:
         client = KubeClient.from_config(str(cp.kubeconfig), qps=QPS, burst=QPS)
         print(f"creating {args.nodes} nodes", file=sys.stderr)
@@ -604,44 +687,39 @@ def main() -> int:
             "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
             f"clientConnection:\n  qps: {QPS}\n  burst: {QPS}\n"
         )
+        # Every extender runs from the first round to the last, so that all rounds share one background
+        # (each berth's informers take in every pod event, whichever round it belongs to).
+        berth = BerthServer(cp.kubeconfig, workdir, ["--config", str(berth_config)]).start()
+        if args.null_extender:
+            null = NullExtender(cp, workdir).start()
+        if args.plugin_only:
+            plugin_berth = plugin_only_berth(cp, workdir)
         for n in range(args.repeat):
             suffix = f" #{n + 1}" if args.repeat > 1 else ""
+
             alone = run_round(f"kube-scheduler{suffix}", cp, client, workdir, args.pods, [], plane)
             rounds.append(alone)
-            if berth is None:
-                berth = BerthServer(cp.kubeconfig, workdir, ["--config", str(berth_config)]).start()
             assert berth.popen is not None
-            pids = {**plane, "berth": berth.popen.pid}
-            entry = ExtenderEntry(berth.url, node_cache_capable=True)
             profiler = (
                 Profiler(args.py_spy, berth.popen.pid, args.profile.with_name(f"{args.profile.name}.{n + 1}"))
                 if args.profile is not None
                 else None
             )
-            ext = run_round(
-                f"kube-scheduler + berth{suffix}",
-                cp,
-                client,
-                workdir,
-                args.pods,
-                [entry],
-                pids,
-                berth.url,
-                profiler,
+            setup = RoundSetup(cp, client, workdir, args.pods, plane)
+            rounds.append(
+                setup.run(f"kube-scheduler + berth{suffix}", "berth", berth, berth.url, berth.url, profiler)
             )
-            rounds.append(ext)
-            pairs.append((alone, ext))
-            if args.null_extender:
-                if null is None:
-                    null = NullExtender(cp, workdir).start()
-                assert null.popen is not None
-                entry = ExtenderEntry(null.url, node_cache_capable=True)
-                pids = {**plane, "null extender": null.popen.pid}
-                null_round = run_round(
-                    f"kube-scheduler + null extender{suffix}", cp, client, workdir, args.pods, [entry], pids
+            pairs.append((alone, rounds[-1]))
+            if null is not None:
+                rounds.append(
+                    setup.run(f"kube-scheduler + null extender{suffix}", "null extender", null, null.url)
                 )
-                rounds.append(null_round)
-                null_pairs.append((alone, null_round))
+                null_pairs.append((alone, rounds[-1]))
+            if plugin_berth is not None:
+                name = f"kube-scheduler + berth plugin-only{suffix}"
+                url = plugin_berth.url
+                rounds.append(setup.run(name, "berth", plugin_berth, url, url))
+                plugin_pairs.append((alone, rounds[-1]))
         assert berth is not None
         binds = berth.metric("berth_extender_requests_total", {"verb": "bind", "result": "success"})
         if args.no_bind_round:
@@ -661,7 +739,7 @@ def main() -> int:
                 )
             )
     finally:
-        for extender in (berth, null):
+        for extender in (berth, null, plugin_berth):
             if extender is not None:
                 extender.stop()
         cp.stop()
@@ -717,6 +795,8 @@ def main() -> int:
     print_ratios("with berth / without", pairs, READINGS[1:])
     if null_pairs:
         print_ratios("null extender / without", null_pairs, READINGS)
+    if plugin_pairs:
+        print_ratios("berth plugin-only / without", plugin_pairs, READINGS)
     return 0
 
 
