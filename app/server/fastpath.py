@@ -219,7 +219,7 @@ class ExtenderApp(FastAPI):
         an :class:`~app.server.verbs.InlineVerb` is also answered directly (:mod:`app.server.direct`)."""
         self.fast_verbs[path] = verb
         if isinstance(verb, InlineVerb):
-            self._direct[path] = DirectVerb(self, verb, path)
+            self._direct[path] = DirectVerb(self, verb)
 
     def direct_route(self, method: str, path: str) -> DirectRoute | None:
         """``POST`` to an inline verb, unless the app is served under a root path."""
@@ -263,10 +263,9 @@ class DirectVerb:
     """An inline verb of an :class:`ExtenderApp` as a :class:`~app.server.direct.DirectRoute`: the
     answers, metrics and follow-up of :meth:`ExtenderApp._serve`, without ``receive`` and ``send``."""
 
-    def __init__(self, app: ExtenderApp, verb: InlineVerb, path: str) -> None:
+    def __init__(self, app: ExtenderApp, verb: InlineVerb) -> None:
         self.app = app
         self.verb = verb
-        self.path = path
         self.limit = verb.limit
 
     def serve(self, scope: Scope, body: bytes, respond: Respond) -> None:
