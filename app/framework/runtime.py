@@ -460,6 +460,45 @@ class Framework:
                 return filter_failure(pl.name, s)
         return None
 
+    def run_filter_plugins_all(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], plugins: Sequence[FilterPlugin]
+    ) -> tuple[list[NodeInfo], dict[str, Status]]:
+        """:meth:`run_filter_plugins` on every node of ``nodes``, plugin by plugin.
+
+        Returns the nodes that fit, in order, and for each other node the status
+        :meth:`run_filter_plugins` would give it (its first non-success, marked with the plugin),
+        in the order of ``nodes``. Each plugin decides the nodes left by the plugins before it in
+        one :meth:`~FilterPlugin.filter_all` call, so a node that failed is not asked again, as
+        node by node; what changes is the per-node call overhead, paid once per plugin instead.
+        """
+        feasible = list(nodes)
+        failed: dict[str, Status] = {}
+        interleaved = False  # failures from more than one plugin: put them back in node order
+        for pl in plugins:
+            if not feasible:
+                break
+            try:
+                verdicts = pl.filter_all(state, pod, feasible)
+                final = False
+            except PluginError:
+                # Which node raised, and the statuses of the others: node by node, as filter().
+                verdicts = [self.run_filter_plugins(state, pod, info, (pl,)) for info in feasible]
+                final = True
+            if verdicts is None:
+                continue
+            kept: list[NodeInfo] = []
+            earlier = len(failed)
+            for info, s in zip(feasible, verdicts, strict=True):
+                if s is None or s.code is Code.SUCCESS:
+                    kept.append(info)
+                else:
+                    failed[info.name] = s if final else filter_failure(pl.name, s)
+            feasible = kept
+            interleaved = interleaved or (earlier > 0 and len(failed) > earlier)
+        if interleaved:
+            failed = {info.name: failed[info.name] for info in nodes if info.name in failed}
+        return feasible, failed
+
     def run_filter_plugins_with_nominated_pods(
         self,
         state: CycleState,

@@ -613,6 +613,89 @@ def test_filter_plugins_in_a_sampled_cycle(
         assert plugin_samples(n, "Filter", c.label) - before[(n, c)] == (1 if n in called else 0)
 
 
+FOUR_NODES = [node_info(make_node(f"node-{i}")) for i in range(4)]
+
+
+def _statuses(fw: Framework, nodes: Sequence[NodeInfo]) -> dict[str, tuple[Code, str, str]]:
+    """Each node's run_filter_plugins verdict, node by node (the reference)."""
+    out = {}
+    for info in nodes:
+        s = fw.run_filter_plugins(CycleState(), POD, info)
+        if s is not None:
+            out[info.name] = (s.code, s.message(), s.plugin)
+    return out
+
+
+def _all(fw: Framework, nodes: Sequence[NodeInfo]) -> tuple[list[str], dict[str, tuple[Code, str, str]]]:
+    state = CycleState()
+    feasible, failed = fw.run_filter_plugins_all(state, POD, nodes, fw.active_filters(state))
+    return [n.name for n in feasible], {k: (s.code, s.message(), s.plugin) for k, s in failed.items()}
+
+
+@pytest.mark.parametrize(("plugins", "want"), [c[1:] for c in FILTER_CASES], ids=[c[0] for c in FILTER_CASES])
+def test_filter_plugins_on_all_nodes_give_each_node_its_verdict(
+    plugins: list[tuple[str, Code]], want: tuple[Code, str, str] | None
+) -> None:
+    fw = framework([_filter(n, c) for n, c in plugins], {"filter": [n for n, _ in plugins]})
+    feasible, failed = _all(fw, FOUR_NODES)
+    assert failed == ({} if want is None else {n.name: want for n in FOUR_NODES})
+    assert feasible == ([n.name for n in FOUR_NODES] if want is None else [])
+
+
+def _rejecting(name: str, verdicts: Mapping[str, Status]) -> type[Plugin]:
+    def verdict(state: CycleState, pod: Pod, info: NodeInfo) -> Status | None:
+        s = verdicts.get(info.name)
+        return None if s is None else Status(s.code, *s.reasons)
+
+    return make(name, FilterPlugin, filter=verdict)
+
+
+def test_filter_plugins_on_all_nodes_stop_at_each_nodes_first_failure() -> None:
+    # node-1 fails the second plugin only, node-2 both (the first wins), node-3 the first; the
+    # failures come back in node order, and a node that failed is not asked by later plugins.
+    first = _rejecting(
+        "First", {"node-2": Status(Code.UNSCHEDULABLE, "a"), "node-3": Status(Code.UNSCHEDULABLE, "b")}
+    )
+    second = _rejecting(
+        "Second",
+        {
+            "node-1": Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "c"),
+            "node-2": Status(Code.UNSCHEDULABLE, "d"),
+        },
+    )
+    fw = framework([first, second], {"filter": ["First", "Second"]})
+    reference = _statuses(fw, FOUR_NODES)
+    CALLS.clear()
+    feasible, failed = _all(fw, FOUR_NODES)
+    assert feasible == ["node-0"]
+    assert failed == reference
+    assert list(failed) == ["node-1", "node-2", "node-3"]
+    assert failed["node-2"][2] == "First"
+    assert CALLS.count("First.filter") == 4 and CALLS.count("Second.filter") == 2
+
+
+def test_filter_plugins_on_all_nodes_skip_a_plugin_that_passes_them_all() -> None:
+    class PassesAll(_filter("PassesAll", Code.UNSCHEDULABLE)):  # type: ignore[misc]
+        def filter_all(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> None:
+            return None
+
+    fw = framework([PassesAll], {"filter": ["PassesAll"]})
+    assert _all(fw, FOUR_NODES) == ([n.name for n in FOUR_NODES], {})
+
+
+def test_filter_plugins_on_all_nodes_turn_a_raised_plugin_error_into_that_nodes_error() -> None:
+    def raising(state: CycleState, pod: Pod, info: NodeInfo) -> Status | None:
+        if info.name == "node-2":
+            raise PluginError("disk on fire")
+        return Status(Code.UNSCHEDULABLE, "full") if info.name == "node-0" else None
+
+    fw = framework([make("Raising", FilterPlugin, filter=raising)], {"filter": ["Raising"]})
+    feasible, failed = _all(fw, FOUR_NODES)
+    assert feasible == ["node-1", "node-3"]
+    assert failed == _statuses(fw, FOUR_NODES)
+    assert failed["node-2"] == (Code.ERROR, 'running "Raising" filter plugin: disk on fire', "Raising")
+
+
 def test_timed_filters_record_every_call_once_flushed() -> None:
     ok = make("timedOk", FilterPlugin)
     no = make("timedNo", FilterPlugin, filter=Status(Code.UNSCHEDULABLE, "no"))

@@ -339,3 +339,88 @@ def test_the_binding_cycle_binds_the_pod_the_scheduling_cycle_assumed() -> None:
     assert e.cache.get_pod(pod.uid) is attempt.assumed
     assert e.binding_cycle(fw, state, pod, attempt).status == "Scheduled"
     assert RecordingPreBind.seen == [attempt.assumed]
+
+
+def _mixed_cluster() -> Engine:
+    """The default profile over nodes that each fail a different in-tree filter for some pods."""
+    registry = in_tree_registry()
+    engine = Engine(load_config(None, registry), registry, seed=7)
+    no_schedule = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+    prefer_not = [{"key": "spot", "effect": "PreferNoSchedule"}]
+    for node in (
+        make_node("plain"),
+        make_node("cordoned", unschedulable=True),
+        make_node("tainted", taints=no_schedule),
+        make_node("spot", taints=prefer_not),
+        make_node("small", {"cpu": "500m", "memory": "1Gi", "pods": "110"}),
+        make_node("one-pod", {"cpu": "4", "memory": "32Gi", "pods": "1"}),
+        make_node(
+            "gpu", {"cpu": "4", "memory": "32Gi", "pods": "110", "example.com/gpu": "2"}, taints=no_schedule
+        ),
+        make_node("zoned", labels={"topology.kubernetes.io/zone": "b"}),
+    ):
+        engine.cache.add_node(node)
+    engine.cache.add_pod(make_pod("resident", [{"cpu": "100m"}], nodeName="one-pod"))
+    return engine
+
+
+FILTER_PODS = {
+    "plain": make_pod("a", [{"cpu": "100m", "memory": "100Mi"}]),
+    "big": make_pod("b", [{"cpu": "1", "memory": "2Gi"}]),
+    "named": make_pod("c", nodeName="small"),
+    "tolerates-all": make_pod("d", [{"cpu": "2"}], tolerations=[{"operator": "Exists"}]),
+    "gpu": make_pod(
+        "e",
+        [{"example.com/gpu": "1"}],
+        tolerations=[{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}],
+    ),
+    "zone-a": make_pod(
+        "f",
+        affinity={
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]}
+                            ]
+                        }
+                    ]
+                }
+            }
+        },
+    ),
+    "best-effort": make_pod("g"),
+}
+
+
+@pytest.mark.parametrize("pod", FILTER_PODS.values(), ids=list(FILTER_PODS))
+def test_filter_nodes_decides_alike_whether_the_cycle_is_sampled_or_not(
+    pod: Pod, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An unsampled cycle filters plugin by plugin (filter_all), a sampled one node by node with
+    # every call timed: the same nodes pass, and each failing node has the same status.
+    given: list[str] = []
+
+    def outcome(sampled: bool) -> tuple[list[str], list[tuple[str, Code, str, str]]]:
+        engine = _mixed_cluster()
+        fwk = engine.profiles["default-scheduler"]
+        engine.cache.update_snapshot(engine.algorithm.snapshot)
+        nodes = list(engine.algorithm.snapshot.node_info_map.values())
+        given[:] = [info.name for info in nodes]
+
+        def state() -> CycleState:
+            s = CycleState()
+            s.record_plugin_metrics = sampled
+            return s
+
+        monkeypatch.setattr(engine, "new_cycle_state", state)
+        result, _ = engine.filter_nodes(fwk, pod, nodes)
+        failed = [(name, s.code, s.message(), s.plugin) for name, s in result.failed.items()]
+        return [info.name for info in result.feasible], failed
+
+    unsampled, sampled = outcome(False), outcome(True)
+    assert unsampled == sampled
+    failing = [name for name, *_ in unsampled[1]]
+    assert failing == sorted(failing, key=given.index)  # in the order the nodes were given
+    assert failing  # every pod of the table fails somewhere

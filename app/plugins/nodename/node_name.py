@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from app.api.objects import Pod
@@ -30,6 +31,15 @@ class NodeName(FilterPlugin, EnqueueExtensions):
         if not wanted or wanted == node_info.name:
             return None
         return unresolvable(ERR_REASON)
+
+    def filter_all(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> list[Status | None] | None:
+        """Nothing to check for a pod that names no node."""
+        wanted = pod.node_name
+        if not wanted:
+            return None
+        return [None if info.name == wanted else unresolvable(ERR_REASON) for info in nodes]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """Only a node added can be the one the pod names; no hint: retried after backoff."""

@@ -206,6 +206,33 @@ def is_schedulable_after_pod_scale_down(target: Pod, original: Pod, modified: Po
     return False
 
 
+def _missing_state() -> Status:
+    return Status(Code.ERROR, f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+
+
+def _has_room(s: PreFilterState, node_info: NodeInfo) -> bool:
+    """Whether ``node_info`` fits the request: :func:`fits_request` finding nothing, without building
+    its reasons (the tests it makes, stopping at the first miss)."""
+    alloc = node_info.allocatable
+    if len(node_info.pods) >= alloc.allowed_pod_number:
+        return False
+    if s.empty:
+        return True
+    used = node_info.requested
+    c, m, e = s.milli_cpu, s.memory, s.ephemeral_storage
+    if (
+        (c <= 0 or c <= alloc.milli_cpu - used.milli_cpu)
+        and (m <= 0 or m <= alloc.memory - used.memory)
+        and (e <= 0 or e <= alloc.ephemeral_storage - used.ephemeral_storage)
+    ):
+        if not s.scalars:
+            return True
+        alloc_scalar = alloc.scalar
+        used_scalar = used.scalar
+        return all(q <= alloc_scalar.get(name, 0) - used_scalar.get(name, 0) for name, q in s.scalars)
+    return False
+
+
 def _status_from(insufficient: list[InsufficientResource]) -> Status:
     code = Code.UNSCHEDULABLE
     for r in insufficient:
@@ -248,27 +275,25 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         """None when the node has room; else the reasons, Unresolvable if a request exceeds allocatable."""
         s = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(s, PreFilterState):
-            return Status(Code.ERROR, f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
-        # Fast path with no allocation: the same tests as fits_request, stopping at the first miss.
-        alloc = node_info.allocatable
-        if len(node_info.pods) < alloc.allowed_pod_number:
-            if s.empty:
-                return None
-            used = node_info.requested
-            c, m, e = s.milli_cpu, s.memory, s.ephemeral_storage
-            if (
-                (c <= 0 or c <= alloc.milli_cpu - used.milli_cpu)
-                and (m <= 0 or m <= alloc.memory - used.memory)
-                and (e <= 0 or e <= alloc.ephemeral_storage - used.ephemeral_storage)
-            ):
-                alloc_scalar = alloc.scalar
-                used_scalar = used.scalar
-                for name, q in s.scalars:
-                    if q > alloc_scalar.get(name, 0) - used_scalar.get(name, 0):
-                        break
-                else:
-                    return None
+            return _missing_state()
+        if _has_room(s, node_info):
+            return None
         return _status_from(fits_request(s, node_info))
+
+    def filter_all(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> list[Status | None] | None:
+        """:meth:`filter` on each node, the pod's request read once; None when all have room."""
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if not isinstance(s, PreFilterState):
+            return [_missing_state() for _ in nodes]
+        verdicts: list[Status | None] | None = None
+        for index, info in enumerate(nodes):
+            if not _has_room(s, info):
+                if verdicts is None:
+                    verdicts = [None] * len(nodes)
+                verdicts[index] = _status_from(fits_request(s, info))
+        return verdicts
 
     # --- queueing hints ------------------------------------------------------------------
 

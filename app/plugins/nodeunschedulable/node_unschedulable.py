@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from app.api.objects import TAINT_NODE_UNSCHEDULABLE, Pod, Taint
@@ -10,6 +11,7 @@ from app.framework.events import ClusterEventWithHint, QueueingHint, as_nodes, a
 from app.framework.interfaces import EnqueueExtensions, FilterPlugin
 from app.framework.status import Status, error, unresolvable
 from app.framework.types import NodeInfo
+from app.plugins.helper.node_filters import filter_flagged_nodes
 from app.plugins.helper.taint_events import taint_events
 
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -35,6 +37,12 @@ class NodeUnschedulable(FilterPlugin, EnqueueExtensions):
             if toleration.tolerates(_UNSCHEDULABLE_TAINT):
                 return None
         return unresolvable(ERR_REASON_UNSCHEDULABLE)
+
+    def filter_all(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> list[Status | None] | None:
+        """Only cordoned nodes (and missing ones) to check."""
+        return filter_flagged_nodes(self, "unschedulable", state, pod, nodes)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """A node added or uncordoned; the pod getting a toleration."""

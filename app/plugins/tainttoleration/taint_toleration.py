@@ -15,6 +15,7 @@ from app.framework.events import ClusterEventWithHint, QueueingHint, as_nodes, a
 from app.framework.interfaces import EnqueueExtensions, FilterPlugin, PluginError, PreScorePlugin, ScorePlugin
 from app.framework.status import Status, error, unresolvable
 from app.framework.types import NodeInfo
+from app.plugins.helper.node_filters import filter_flagged_nodes
 from app.plugins.helper.normalize_score import default_normalize_score
 from app.plugins.helper.taint_events import taint_events
 
@@ -64,6 +65,12 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensio
             else:
                 return unresolvable(ERR_REASON_UNTOLERATED)
         return None
+
+    def filter_all(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> list[Status | None] | None:
+        """Only tainted nodes (and missing ones) to check."""
+        return filter_flagged_nodes(self, "taints", state, pod, nodes)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """Keep only the tolerations that matter for PreferNoSchedule taints. Never skips, as upstream."""
