@@ -151,6 +151,8 @@ def test_image_locality_priority(pod: Pod, node_images: list[Images], expected: 
     assert [p.score(state, pod, info) for info in infos] == expected
     # Scoring again for the same pod (cached image names) gives the same answer.
     assert [p.score(state, pod, info) for info in infos] == expected
+    # ...and so does scoring every node in one call, as the framework does.
+    assert p.score_nodes(state, pod, infos) == expected
 
 
 def test_cache_follows_the_pod() -> None:

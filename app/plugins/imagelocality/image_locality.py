@@ -8,7 +8,7 @@ from typing import Any
 from app.api.objects import Pod
 from app.framework.cycle_state import CycleState
 from app.framework.interfaces import MAX_NODE_SCORE, Handle, ScorePlugin
-from app.framework.types import NodeInfo
+from app.framework.types import ImageStateSummary, NodeInfo
 
 NAME = "ImageLocality"
 
@@ -86,20 +86,32 @@ class ImageLocality(ScorePlugin):
         names, num_containers = self._names(pod)
         total_nodes = self.handle.snapshot.num_nodes()
         states = node_info.image_states
-        total = 0
-        if total_nodes > 0 and states:
-            for name in names:
-                st = states.get(name)
-                if st is not None:
-                    # scaledImageScore: size * (nodes holding the image / all nodes), in float as kube.
-                    total += int(float(st.size) * (float(st.num_nodes) / float(total_nodes)))
+        total = _sum_image_scores(states, names, float(total_nodes)) if total_nodes > 0 and states else 0
         return calculate_priority(total, num_containers)
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
         """:meth:`score` for every node, with the pod's image names and the node count read once."""
-        num_containers = self._names(pod)[1]
-        if self.handle.snapshot.num_nodes() <= 0:
-            return [calculate_priority(0, num_containers)] * len(nodes)
-        score = self.score
-        none = calculate_priority(0, num_containers)  # a node with no images at all
-        return [score(state, pod, n) if n.image_states else none for n in nodes]
+        names, num_containers = self._names(pod)
+        total_nodes = self.handle.snapshot.num_nodes()
+        none = calculate_priority(0, num_containers)  # a node with none of the pod's images
+        if total_nodes <= 0:
+            return [none] * len(nodes)
+        all_nodes = float(total_nodes)
+        out: list[int] = []
+        append = out.append
+        for n in nodes:
+            states = n.image_states
+            total = _sum_image_scores(states, names, all_nodes) if states else 0
+            append(calculate_priority(total, num_containers) if total else none)
+        return out
+
+
+def _sum_image_scores(states: Mapping[str, ImageStateSummary], names: Sequence[str], all_nodes: float) -> int:
+    """``sumImageScores``: each of the pod's images on the node, its size scaled by its spread
+    (``scaledImageScore``: size * nodes holding it / all nodes, in float as kube)."""
+    total = 0
+    for name in names:
+        st = states.get(name)
+        if st is not None:
+            total += int(float(st.size) * (float(st.num_nodes) / all_nodes))
+    return total
