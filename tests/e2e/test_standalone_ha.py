@@ -387,14 +387,17 @@ def test_api_server_restart_mid_run_loses_no_pod(
         # The new node is in berth's cache: a pod that fits only there is bound to it.
         big = cluster.create_pod("only-on-c", cpu="12", scheduler_name=SCHEDULER_NAME)
         assert cluster.wait_bound(big) == node_c
-        # It recovered by relisting: the restarted API server's watch cache starts after the last
-        # version berth had seen (it writes on startup), so re-watching from there answers 410 Gone.
+        # The pod watch saw the API server go and came back (the pods created after it are bound):
+        # by re-watching from its resourceVersion, or by relisting when the restarted API server's
+        # watch cache starts after that version (410 Gone), which depends on what was written last.
         log = berth.log.read_text(errors="replace")
+        rewatches = len(re.findall(r'"Watch failed; re-watching" resource="pods"', log))
         relists = len(re.findall(r'"Listed" resource="pods"', log))
-        assert relists >= 2, "no relist of pods after the restart"
+        assert rewatches >= 1, "the pod watch never saw the API server go away"
         print(
             f"\n[apiserver restart] down {back_at - stopped_at:.1f}s (stop, 2s, start to /readyz); all "
-            f"{len(during) + len(after)} pending pods bound {recovered:.1f}s after it was back; pod lists: {relists}"
+            f"{len(during) + len(after)} pending pods bound {recovered:.1f}s after it was back; "
+            f"pod watch retries: {rewatches}, pod lists: {relists}"
         )
     finally:
         berth.stop()
