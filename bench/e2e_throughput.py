@@ -694,6 +694,7 @@ def main() -> int:
             null = NullExtender(cp, workdir).start()
         if args.plugin_only:
             plugin_berth = plugin_only_berth(cp, workdir)
+        setup = RoundSetup(cp, client, workdir, args.pods, plane)
         for n in range(args.repeat):
             suffix = f" #{n + 1}" if args.repeat > 1 else ""
 
@@ -705,7 +706,6 @@ def main() -> int:
                 if args.profile is not None
                 else None
             )
-            setup = RoundSetup(cp, client, workdir, args.pods, plane)
             rounds.append(
                 setup.run(f"kube-scheduler + berth{suffix}", "berth", berth, berth.url, berth.url, profiler)
             )

@@ -75,10 +75,10 @@ SPECULATIONS = Counter(
 )
 
 UNKNOWN_NODE_REASON = 'node "{name}" not found in berth\'s cache'
+"""The /filter failure reason for a ``NodeNames`` entry berth has no node for."""
 
 Scored = tuple[Sequence[str], Sequence[int]]
 """Node names and their extender scores, in the same order."""
-"""The /filter failure reason for a ``NodeNames`` entry berth has no node for."""
 
 
 class NoProfileError(LookupError):
