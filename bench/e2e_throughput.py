@@ -31,8 +31,12 @@ includes the time the hypervisor gave to other machines: CPU steal.) The mean ti
 the metrics of kube-scheduler, the API server (its own time per Binding) and berth (inside its app),
 shows where a pod's time goes; for rounds with berth, how many /prioritize answers berth computed
 ahead and how many of those it could use.
-``--repeat N`` runs the pair of rounds N times (alternating, in fresh namespaces) and reports the
-median ratio, which is steadier than one pair on a noisy machine.
+``--repeat N`` measures every setup N times (each round in a fresh namespace) and reports, per
+setup, the median of its ratios to the kube-scheduler round of the same repeat, which is steadier
+than one pair on a noisy machine. Each repeat starts one setup later than the one before, so that no
+setup always runs first. ``--warmup N`` (default 1) first runs every setup N times, shown in the
+tables but left out of the ratios: the stack's first rounds are slower whatever runs in them (every
+process, the Go ones too, spends more CPU per pod while its heap and caches grow).
 
 ``--null-extender`` adds a third round to each repeat: the same kube-scheduler with
 ``bench/nullextender``, a Go extender that passes every node, scores them all 0 and binds over
@@ -48,8 +52,8 @@ first round to the last, so that all rounds share one background.
 the rounds with berth and writes collapsed stacks to FILE (one per round, ``FILE.N``), summarised
 at the end.
 
-Usage: ``.venv/bin/python bench/e2e_throughput.py [--nodes 200] [--pods 1000] [--repeat 1]
-[--null-extender] [--plugin-only] [--profile FILE] [--keep-logs DIR]``
+Usage: ``.venv/bin/python bench/e2e_throughput.py [--nodes 200] [--pods 1000] [--repeat 1] [--warmup 1]
+[--null-extender] [--plugin-only] [--no-bind-round] [--profile FILE] [--keep-logs DIR]``
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ import argparse
 import collections
 import contextlib
 import os
+import re
 import shutil
 import signal
 import ssl
@@ -225,6 +230,13 @@ class Round:
     """Bound pods / seconds, from the microsecond times of kube-scheduler's Scheduled events."""
     speculations: dict[str, float] = field(default_factory=dict)
     """berth's /prioritize answers computed ahead over the round, by result (used, discarded)."""
+
+    @property
+    def pods_per_cpu_second(self) -> float:
+        """Bound pods per CPU second of the measured stack (every process but ``other``): a pair's
+        ratio of it is the inverse ratio of their CPU per pod, which neighbours disturb less than time."""
+        used = sum(seconds for name, seconds in self.cpu.items() if name != "other")
+        return self.bound / used if used else 0.0
 
 
 def node_body(i: int) -> dict[str, object]:
@@ -506,7 +518,7 @@ def run_round(
     profiler: Profiler | None = None,
 ) -> Round:
     """One round; ``profiler``, if any, is stopped when the last pod is bound."""
-    namespace = "-".join(w for w in name.replace("+", " ").replace("#", " ").lower().split())
+    namespace = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")  # a DNS label
     client.request("POST", "/api/v1/namespaces", body={"metadata": {"name": namespace}})
     print(f"[{name}] creating {pods} pods", file=sys.stderr)
     create_all(client, f"/api/v1/namespaces/{namespace}/pods", [pod_body(i) for i in range(pods)])
@@ -583,6 +595,28 @@ profiles:
 
 
 @dataclass
+class Contender:
+    """One setup measured in every repeat: kube-scheduler alone (no ``server``) or with one extender."""
+
+    name: str
+    server: Process | None = None
+    label: str = ""
+    """The extender's column in the CPU table."""
+    url: str = ""
+    metrics_url: str = ""
+    """A berth's, whose /metrics the round reads; empty for other extenders."""
+    bind_verb: str = "bind"
+    profile: Path | None = None
+    """py-spy the server into ``profile.N`` during its measured rounds (N: the repeat)."""
+
+    def extenders(self) -> list[ExtenderEntry]:
+        """kube-scheduler's ``extenders:`` for this setup."""
+        if self.server is None:
+            return []
+        return [ExtenderEntry(self.url, node_cache_capable=True, bind_verb=self.bind_verb)]
+
+
+@dataclass
 class RoundSetup:
     """What every round of a run shares."""
 
@@ -591,24 +625,36 @@ class RoundSetup:
     workdir: Path
     pods: int
     plane: dict[str, int]
+    py_spy: str = "py-spy"
 
-    def run(
-        self,
-        name: str,
-        label: str,
-        server: Process,
-        url: str,
-        metrics_url: str = "",
-        profiler: Profiler | None = None,
-    ) -> Round:
-        """A round with ``server``, serving at ``url``, as kube-scheduler's extender; its CPU is
-        reported under ``label``, its metrics read from ``metrics_url`` (a berth's)."""
-        assert server.popen is not None
-        entry = ExtenderEntry(url, node_cache_capable=True)
-        pids = {**self.plane, label: server.popen.pid}
+    def run(self, contender: Contender, suffix: str, repeat: int = 0) -> Round:
+        """A round of ``contender``, named with ``suffix``; profiled in measured repeat ``repeat``
+        (from 1) when the contender asks for it."""
+        pids = dict(self.plane)
+        profiler = None
+        if contender.server is not None:
+            assert contender.server.popen is not None
+            pids[contender.label] = contender.server.popen.pid
+            if contender.profile is not None and repeat:
+                output = contender.profile.with_name(f"{contender.profile.name}.{repeat}")
+                profiler = Profiler(self.py_spy, contender.server.popen.pid, output)
         return run_round(
-            name, self.cp, self.client, self.workdir, self.pods, [entry], pids, metrics_url, profiler
+            contender.name + suffix,
+            self.cp,
+            self.client,
+            self.workdir,
+            self.pods,
+            contender.extenders(),
+            pids,
+            contender.metrics_url,
+            profiler,
         )
+
+
+def rotated(items: list[Contender], by: int) -> list[Contender]:
+    """``items`` started at index ``by`` (modulo its length), so that no setup always runs first."""
+    k = by % len(items)
+    return items[k:] + items[:k]
 
 
 def plugin_only_berth(cp: LocalControlPlane, workdir: Path) -> BerthServer:
@@ -624,6 +670,7 @@ READINGS = (
     ("watch", "average"),
     ("Scheduled event times", "event_average"),
     ("API server times", "server_average"),
+    ("stack CPU per pod (alone's over this one's)", "pods_per_cpu_second"),
 )
 """The three throughput readings of a round: (label, :class:`Round` attribute)."""
 
@@ -645,7 +692,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=200)
     parser.add_argument("--pods", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=1, help="run the pair of rounds this many times")
+    parser.add_argument("--repeat", type=int, default=1, help="measure every setup this many times")
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=1,
+        help="repeats of every setup run first and left out of the ratios (the stack's start-up)",
+    )
     parser.add_argument(
         "--no-bind-round", action="store_true", help="also measure berth as a filter/prioritize-only extender"
     )
@@ -669,13 +722,10 @@ def main() -> int:
     workdir = Path(tempfile.mkdtemp(prefix="berth-e2e-bench-"))
     cp = LocalControlPlane(default_bin_dir(), ready_timeout=120.0)
     cp.start()
-    berth: BerthServer | None = None
-    null: NullExtender | None = None
-    plugin_berth: BerthServer | None = None
+    servers: list[Process] = []
     rounds: list[Round] = []
-    pairs: list[tuple[Round, Round]] = []
-    null_pairs: list[tuple[Round, Round]] = []
-    plugin_pairs: list[tuple[Round, Round]] = []
+    pairs: dict[str, list[tuple[Round, Round]]] = {}
+    binds = 0.0
     try:
         client = KubeClient.from_config(str(cp.kubeconfig), qps=QPS, burst=QPS)
         print(f"creating {args.nodes} nodes", file=sys.stderr)
@@ -690,65 +740,53 @@ def main() -> int:
         # Every extender runs from the first round to the last, so that all rounds share one background
         # (each berth's informers take in every pod event, whichever round it belongs to).
         berth = BerthServer(cp.kubeconfig, workdir, ["--config", str(berth_config)]).start()
+        servers.append(berth)
+        alone = Contender("kube-scheduler")
+        contenders = [
+            alone,
+            Contender("kube-scheduler + berth", berth, "berth", berth.url, berth.url, profile=args.profile),
+        ]
         if args.null_extender:
             null = NullExtender(cp, workdir).start()
+            servers.append(null)
+            contenders.append(Contender("kube-scheduler + null extender", null, "null extender", null.url))
         if args.plugin_only:
             plugin_berth = plugin_only_berth(cp, workdir)
-        setup = RoundSetup(cp, client, workdir, args.pods, plane)
-        for n in range(args.repeat):
-            suffix = f" #{n + 1}" if args.repeat > 1 else ""
-
-            alone = run_round(f"kube-scheduler{suffix}", cp, client, workdir, args.pods, [], plane)
-            rounds.append(alone)
-            assert berth.popen is not None
-            profiler = (
-                Profiler(args.py_spy, berth.popen.pid, args.profile.with_name(f"{args.profile.name}.{n + 1}"))
-                if args.profile is not None
-                else None
+            servers.append(plugin_berth)
+            url = plugin_berth.url
+            contenders.append(
+                Contender("kube-scheduler + berth plugin-only", plugin_berth, "berth", url, url)
             )
-            rounds.append(
-                setup.run(f"kube-scheduler + berth{suffix}", "berth", berth, berth.url, berth.url, profiler)
-            )
-            pairs.append((alone, rounds[-1]))
-            if null is not None:
-                rounds.append(
-                    setup.run(f"kube-scheduler + null extender{suffix}", "null extender", null, null.url)
-                )
-                null_pairs.append((alone, rounds[-1]))
-            if plugin_berth is not None:
-                name = f"kube-scheduler + berth plugin-only{suffix}"
-                url = plugin_berth.url
-                rounds.append(setup.run(name, "berth", plugin_berth, url, url))
-                plugin_pairs.append((alone, rounds[-1]))
-        assert berth is not None
-        binds = berth.metric("berth_extender_requests_total", {"verb": "bind", "result": "success"})
         if args.no_bind_round:
             # Where the time goes: the same extender without bindVerb (kube-scheduler binds itself).
-            assert berth.popen is not None
-            entry = ExtenderEntry(berth.url, node_cache_capable=True, bind_verb="")
-            rounds.append(
-                run_round(
-                    "kube-scheduler + berth no bindVerb",
-                    cp,
-                    client,
-                    workdir,
-                    args.pods,
-                    [entry],
-                    {**plane, "berth": berth.popen.pid},
-                    berth.url,
-                )
+            contenders.append(
+                Contender("kube-scheduler + berth no bindVerb", berth, "berth", berth.url, berth.url, "")
             )
+        setup = RoundSetup(cp, client, workdir, args.pods, plane, args.py_spy)
+        for n in range(args.warmup + args.repeat):
+            repeat = n - args.warmup + 1  # <= 0 while warming up
+            if repeat <= 0:
+                suffix = " (warm-up)"
+            else:
+                suffix = f" #{repeat}" if args.repeat > 1 else ""
+            # Each measured repeat starts one setup later, so no setup always runs first.
+            results = {c.name: setup.run(c, suffix, max(repeat, 0)) for c in rotated(contenders, n)}
+            rounds.extend(results.values())
+            if repeat > 0:
+                for c in contenders[1:]:
+                    pairs.setdefault(c.name, []).append((results[alone.name], results[c.name]))
+        binds = berth.metric("berth_extender_requests_total", {"verb": "bind", "result": "success"})
     finally:
-        for extender in (berth, null, plugin_berth):
-            if extender is not None:
-                extender.stop()
+        for server in servers:
+            server.stop()
         cp.stop()
         if args.keep_logs:
             shutil.copytree(workdir, args.keep_logs, dirs_exist_ok=True)
         shutil.rmtree(workdir, ignore_errors=True)
 
     print(
-        f"\n{args.nodes} nodes x {args.pods} pods (scheduler_perf templates), pods/s sampled once a second\n"
+        f"\n{args.nodes} nodes x {args.pods} pods (scheduler_perf templates), pods/s sampled once a second; "
+        f"{args.warmup} warm-up repeat(s) left out of the ratios\n"
     )
     print(
         "| setup | bound | seconds | avg pods/s | p50 pods/s | avg pods/s (events) | avg pods/s (server) "
@@ -783,20 +821,9 @@ def main() -> int:
             )
     if args.profile is not None:
         print_profile(sorted(args.profile.parent.glob(f"{args.profile.name}.*")))
-    ratios = pair_ratios(pairs, "average")
-    p50s = pair_ratios(pairs, "p50")
-    print(
-        f"\nwith berth / without: {statistics.median(ratios):.2f}x average, {statistics.median(p50s):.2f}x p50 ",
-        end="",
-    )
-    if len(pairs) > 1:
-        print(f"(median of {len(pairs)} pairs: {', '.join(f'{r:.2f}' for r in ratios)}) ", end="")
-    print(f"(target >= 0.6x); berth /bind successes: {binds:.0f}")
-    print_ratios("with berth / without", pairs, READINGS[1:])
-    if null_pairs:
-        print_ratios("null extender / without", null_pairs, READINGS)
-    if plugin_pairs:
-        print_ratios("berth plugin-only / without", plugin_pairs, READINGS)
+    print(f"\nberth /bind successes: {binds:.0f}; target: with berth / without >= 0.6x (watch average)")
+    for name, setup_pairs in pairs.items():
+        print_ratios(f"{name.removeprefix('kube-scheduler + ')} / without", setup_pairs, READINGS)
     return 0
 
 
