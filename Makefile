@@ -22,6 +22,7 @@ lint: install
 
 typecheck: install
 	.venv/bin/mypy
+	MYPYPATH=bench:tests .venv/bin/mypy --explicit-package-bases bench/*.py
 
 # etcd, kube-apiserver, kube-scheduler and kubectl v1.36.3, built from the Go module proxy into
 # ~/.cache/berth (a no-op once built); the tests under tests/kube run against them.
