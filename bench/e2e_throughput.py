@@ -670,9 +670,11 @@ READINGS = (
     ("watch", "average"),
     ("Scheduled event times", "event_average"),
     ("API server times", "server_average"),
+    ("p50 of the one-second samples", "p50"),
     ("stack CPU per pod (alone's over this one's)", "pods_per_cpu_second"),
 )
-"""The three throughput readings of a round: (label, :class:`Round` attribute)."""
+"""What a pair's ratios are taken of: a round's throughput by each timing, and its stack's CPU per pod
+(label, :class:`Round` attribute)."""
 
 
 def pair_ratios(pairs: list[tuple[Round, Round]], attr: str) -> list[float]:
@@ -765,8 +767,8 @@ def main() -> int:
         setup = RoundSetup(cp, client, workdir, args.pods, plane, args.py_spy)
         for n in range(args.warmup + args.repeat):
             repeat = n - args.warmup + 1  # <= 0 while warming up
-            if repeat <= 0:
-                suffix = " (warm-up)"
+            if repeat <= 0:  # each round needs a namespace of its own
+                suffix = f" (warm-up {n + 1})" if args.warmup > 1 else " (warm-up)"
             else:
                 suffix = f" #{repeat}" if args.repeat > 1 else ""
             # Each measured repeat starts one setup later, so no setup always runs first.
