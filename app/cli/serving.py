@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ipaddress
+import itertools
 import os
 import signal
 import ssl
@@ -421,10 +422,15 @@ def shutdown_check_of(app: Starlette) -> ShutdownCheck | None:
 def shutdown_on_signals(stop: threading.Event) -> None:
     """The first SIGTERM/SIGINT sets ``stop`` (a graceful shutdown); a second exits 1 at once."""
 
+    # Python runs a handler between two bytecodes of whatever the main thread was doing, that
+    # handler included: a second signal arriving while the first is being logged runs its handler
+    # inside the first one. ``next`` on a C counter is one call, so exactly one handler sees 0.
+    received = itertools.count()
+
     def handle(signum: int, frame: FrameType | None) -> None:
-        if not stop.is_set():
-            logs.info("Received signal, shutting down", signal=signal.Signals(signum).name)
+        if next(received) == 0:
             stop.set()
+            logs.info("Received signal, shutting down", signal=signal.Signals(signum).name)
             return
         with contextlib.suppress(OSError):
             sys.stderr.write("Received a second signal, exiting immediately\n")
