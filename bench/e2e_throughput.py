@@ -29,8 +29,9 @@ minus those): the machine is shared, and on 2 cores kube-scheduler, kube-apiserv
 compete for CPU, so a round's throughput is bounded by what they need per pod together. ('other'
 includes the time the hypervisor gave to other machines: CPU steal.) The mean time per call, from
 the metrics of kube-scheduler, the API server (its own time per Binding) and berth (inside its app),
-shows where a pod's time goes; for rounds with berth, how many /prioritize answers berth computed
-ahead and how many of those it could use.
+shows where a pod's time goes; etcd's own count of the gRPC calls it handled, by method, shows what
+the API server asked of it, and its CPU per ``Txn`` what each write cost; for rounds with berth, how
+many /prioritize answers berth computed ahead and how many of those it could use.
 ``--repeat N`` measures every setup N times (each round in a fresh namespace) and reports, per
 setup, the median of its ratios to the kube-scheduler round of the same repeat, which is steadier
 than one pair on a noisy machine. Each repeat starts one setup later than the one before, so that no
@@ -157,6 +158,17 @@ def api_metrics(client: KubeClient) -> dict[str, float]:
     return parse_metrics(data.decode(), "apiserver_request_duration_seconds_") if status == 200 else {}
 
 
+def etcd_calls(after: dict[str, float], before: dict[str, float]) -> dict[str, float]:
+    """gRPC calls etcd handled between two scrapes of its /metrics, by method (``Txn``, ``Range``...)."""
+    calls: dict[str, float] = {}
+    for key, value in after.items():
+        if key.startswith(ETCD_CALLS) and (delta := value - before.get(key, 0.0)):
+            method = re.search(r'grpc_method="([^"]+)"', key)
+            name = method.group(1) if method else key
+            calls[name] = calls.get(name, 0.0) + delta
+    return calls
+
+
 def mean_ms_matching(
     after: dict[str, float], before: dict[str, float], name: str, labels: list[str]
 ) -> float | None:
@@ -178,6 +190,9 @@ API_BINDING: tuple[str, list[str]] = (
     ['resource="pods"', 'subresource="binding"', 'verb="POST"'],
 )
 """The API server's own time per Binding (its ``apiserver_request_duration_seconds``)."""
+
+ETCD_CALLS = "grpc_server_handled_total{"
+"""etcd's count of the gRPC calls it handled, by method and code (on its plain-HTTP client URL)."""
 
 # Where a pod's time goes, per round: kube-scheduler's own view, and berth's (in the app, request in
 # to answer out; the difference to kube-scheduler's view is the network, HTTP parsing outside the
@@ -230,6 +245,8 @@ class Round:
     """Bound pods / seconds, from the microsecond times of kube-scheduler's Scheduled events."""
     speculations: dict[str, float] = field(default_factory=dict)
     """berth's /prioritize answers computed ahead over the round, by result (used, discarded)."""
+    etcd_calls: dict[str, float] = field(default_factory=dict)
+    """gRPC calls etcd handled over the round, by method: what the API server asked of it."""
 
     @property
     def pods_per_cpu_second(self) -> float:
@@ -525,6 +542,7 @@ def run_round(
     watch = BindWatch(client, namespace)
     config = scheduler_config(cp.kubeconfig, extenders, qps=QPS, burst=QPS)
     sched = KubeScheduler(cp.bin_dir, cp.kubeconfig, workdir, config, f"kube-scheduler-{namespace}")
+    etcd_before = scrape(f"{cp.etcd_url}/metrics")  # before the start: its parsing stays out of the round
     print(f"[{name}] starting kube-scheduler", file=sys.stderr)
     sched.start(verbosity=1)
     assert sched.popen is not None
@@ -540,12 +558,14 @@ def run_round(
         ks = scrape(f"https://127.0.0.1:{sched.port}/metrics", insecure)
         berth_after = scrape(f"{berth_url}/metrics") if berth_url else {}
         api_after = api_metrics(client)
+        etcd_after = scrape(f"{cp.etcd_url}/metrics")
     finally:
         if profiler is not None:
             profiler.stop()
         sched.stop()
     result = measure(name, watch, pods)
     result.cpu = cpu
+    result.etcd_calls = etcd_calls(etcd_after, etcd_before)
     result.latency = {label: mean_ms(ks, {}, series) for label, series in KUBE_SCHEDULER_SERIES.items()}
     result.latency["apiserver binding"] = mean_ms_matching(api_after, api_before, *API_BINDING)
     if berth_url:
@@ -815,6 +835,15 @@ def main() -> int:
     for r in rounds:
         cells = [f"{v:.2f}" if (v := r.latency.get(k)) is not None else "-" for k in labels]
         print(f"| {r.name} | " + " | ".join(cells) + " |")
+    print("\netcd over the round: the gRPC calls it handled, and its CPU per Txn (its writes and reads):\n")
+    methods = sorted({m for r in rounds for m in r.etcd_calls}, key=lambda m: (m != "Txn", m))
+    print("| setup | " + " | ".join(methods) + " | etcd CPU µs per Txn |")
+    print("|---" * (len(methods) + 2) + "|")
+    for r in rounds:
+        cells = [f"{r.etcd_calls.get(m, 0):.0f}" for m in methods]
+        txns = r.etcd_calls.get("Txn", 0.0)
+        per_txn = f"{1e6 * r.cpu.get('etcd', 0.0) / txns:.0f}" if txns else "-"
+        print(f"| {r.name} | " + " | ".join(cells) + f" | {per_txn} |")
     for r in rounds:
         if r.speculations:
             used, discarded = r.speculations["used"], r.speculations["discarded"]
