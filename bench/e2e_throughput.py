@@ -706,8 +706,8 @@ def print_ratios(who: str, pairs: list[tuple[Round, Round]], readings: tuple[tup
     """One line per reading: the median ratio of the pairs, and each pair's."""
     for label, attr in readings:
         ratio = pair_ratios(pairs, attr)
-        detail = f" (pairs: {', '.join(f'{r:.2f}' for r in ratio)})" if len(ratio) > 1 else ""
-        print(f"{who}, {label}: {statistics.median(ratio):.2f}x average{detail}")
+        detail = f", median of the pairs: {', '.join(f'{r:.2f}' for r in ratio)}" if len(ratio) > 1 else ""
+        print(f"{who}, {label}: {statistics.median(ratio):.2f}x{detail}")
 
 
 def main() -> int:
