@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # A real, local Kubernetes control plane (etcd + kube-apiserver) for berth's tests.
 #
-#   hack/control-plane.sh build   build etcd, kube-apiserver, kube-scheduler and kubectl from the Go module
-#                                 proxy into ${BERTH_CACHE:-$HOME/.cache/berth}/k8s-<version>/bin (no-op when
-#                                 they are already there)
+#   hack/control-plane.sh build   build etcd, kube-apiserver, kube-scheduler, kube-controller-manager and
+#                                 kubectl from the Go module proxy into
+#                                 ${BERTH_CACHE:-$HOME/.cache/berth}/k8s-<version>/bin (no-op when they are
+#                                 already there)
 #   hack/control-plane.sh up      start etcd + kube-apiserver on free loopback ports, print the admin
 #                                 kubeconfig path, run until Ctrl-C, then tear down and delete the data
 #   hack/control-plane.sh bin-dir print the binaries directory
@@ -21,7 +22,7 @@ CACHE=${BERTH_CACHE:-${HOME}/.cache/berth}
 OUT=${CACHE}/k8s-${K8S_VERSION}
 BIN=${OUT}/bin
 STAMP=${BIN}/.versions
-K8S_BINARIES=(kube-apiserver kube-scheduler kubectl)
+K8S_BINARIES=(kube-apiserver kube-scheduler kube-controller-manager kubectl)
 ALL_BINARIES=(etcd "${K8S_BINARIES[@]}")
 GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
 BUILD_JOBS=${BUILD_JOBS:-2}

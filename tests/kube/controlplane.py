@@ -42,7 +42,7 @@ from types import FrameType, TracebackType
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 VERSIONS_FILE = REPO_ROOT / "hack" / "versions.env"
-BINARIES = ("etcd", "kube-apiserver", "kube-scheduler", "kubectl")
+BINARIES = ("etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager", "kubectl")
 PORT_ATTEMPTS = 3
 BUILD_HINT = "run `hack/control-plane.sh build` (a cold build takes a while; later runs are a no-op)"
 
