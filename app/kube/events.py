@@ -3,8 +3,10 @@
 A :class:`EventRecorder` (one per profile, named after its schedulerName) builds the Event on the
 caller's thread and hands it to the :class:`EventBroadcaster`'s bounded queue; it never blocks and
 never raises: when the queue is full the event is dropped (``watch.DropIfChannelFull`` in
-client-go) and counted. One daemon thread drains the queue in batches and writes to the API server,
-each write taking a token from the broadcaster's token bucket first.
+client-go) and counted. One daemon thread drains the queue in batches and writes to the API server.
+Like client-go's ``tools/events`` broadcaster, it has no rate limiter of its own: the events client's
+limiter (``clientConnection.qps``/``burst``) is the only one, so a burst of scheduled pods gets every
+``Scheduled`` event written, only later.
 
 Isomorphic events (same type, action, reason, reporting controller and instance, regarding and
 related objects: the note does not count) seen within six minutes become one Event with a series,
@@ -41,7 +43,6 @@ import orjson
 from app import logs
 from app.kube.client import KubeClient, KubeError
 from app.kube.objectref import ObjectRef
-from app.kube.ratelimit import TokenBucket
 from app.kube.times import format_micro_time
 
 __all__ = [
@@ -184,9 +185,9 @@ class EventBroadcaster:
 
     ``reporting_instance`` is written verbatim by every recorder; when None, each recorder uses
     ``<reporting controller>-<hostname>``, as client-go's ``NewRecorder`` does. ``clock`` gives
-    wall-clock nanoseconds (event times, names, series windows). ``qps``/``burst`` limit the writes
-    (the events client has its own limiter too); ``queue_size`` bounds the events waiting for the
-    sink, ``cache_size`` the events remembered for series.
+    wall-clock nanoseconds (event times, names, series windows). Writes are limited only by the
+    client's own limiter; ``queue_size`` bounds the events waiting for the sink, ``cache_size`` the
+    events remembered for series.
     """
 
     def __init__(
@@ -195,8 +196,6 @@ class EventBroadcaster:
         *,
         component: str = "berth-scheduler",
         reporting_instance: str | None = None,
-        qps: float = 50.0,
-        burst: int = 100,
         queue_size: int = 1000,
         clock: Callable[[], int] = time.time_ns,
         max_tries: int = MAX_TRIES_PER_EVENT,
@@ -211,7 +210,6 @@ class EventBroadcaster:
         self.clock = clock
         self.max_tries = max(1, max_tries)
         self.retry_interval = retry_interval
-        self.limiter = TokenBucket(qps, burst)
         self.dropped = 0  # events never queued: the queue was full, or the broadcaster shut down
         self.failed = 0  # writes given up: rejected, out of tries, or out of time at shutdown
         self._queue: deque[_Occurrence] = deque()
@@ -402,7 +400,6 @@ class EventBroadcaster:
         try:
             if count > 1:
                 series = {"series": entry.series()}
-                self.limiter.accept()
                 status, data = self.client.request(
                     "PATCH",
                     f"{collection}/{quote(meta['name'], safe='')}",
@@ -413,7 +410,6 @@ class EventBroadcaster:
                 if status != _HTTP_NOT_FOUND:
                     return self._outcome(entry, count, status, data)
                 body = {**entry.event, **series}
-            self.limiter.accept()
             status, data = self.client.request("POST", collection, body=body, timeout=_REQUEST_TIMEOUT)
         except KubeError as err:
             logs.error("Unable to write event (may retry after sleeping)", err=err.message)

@@ -34,11 +34,16 @@ class Cluster:
         return f"{suffix}-{self.label}"
 
     def create_node(
-        self, suffix: str, cpu: str = "2", memory: str = "4Gi", labels: dict[str, str] | None = None
+        self,
+        suffix: str,
+        cpu: str = "2",
+        memory: str = "4Gi",
+        labels: dict[str, str] | None = None,
+        pods: int = 110,
     ) -> str:
         """A Ready node with allocatable, the test's label and ``labels``, no taints."""
         name = self.node_name(suffix)
-        resources = {"cpu": cpu, "memory": memory, "pods": "110"}
+        resources = {"cpu": cpu, "memory": memory, "pods": str(pods)}
         all_labels = {"kubernetes.io/hostname": name, TEST_LABEL: self.label, **(labels or {})}
         self.core.create_node(
             client.V1Node(
