@@ -3,10 +3,12 @@
 A :class:`EventRecorder` (one per profile, named after its schedulerName) builds the Event on the
 caller's thread and hands it to the :class:`EventBroadcaster`'s bounded queue; it never blocks and
 never raises: when the queue is full the event is dropped (``watch.DropIfChannelFull`` in
-client-go) and counted. One daemon thread drains the queue in batches and writes to the API server.
-Like client-go's ``tools/events`` broadcaster, it has no rate limiter of its own: the events client's
-limiter (``clientConnection.qps``/``burst``) is the only one, so a burst of scheduled pods gets every
-``Scheduled`` event written, only later.
+client-go) and counted. One daemon thread drains the queue in batches and keeps the series; a pool
+of writer threads writes to the API server, as client-go's ``recordToSink`` starts a goroutine per
+event. Like client-go's ``tools/events`` broadcaster it has no rate limiter of its own: the events
+client's limiter (``clientConnection.qps``/``burst``) is the only one, so a burst of scheduled pods
+gets every ``Scheduled`` event written, later rather than never. Events queued or being written are
+bounded (``queue_size``), where client-go's goroutines are not.
 
 Isomorphic events (same type, action, reason, reporting controller and instance, regarding and
 related objects: the note does not count) seen within six minutes become one Event with a series,
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import queue
 import random
 import re
 import socket
@@ -59,6 +62,12 @@ TYPE_NORMAL = "Normal"
 TYPE_WARNING = "Warning"
 NOTE_LENGTH_LIMIT = 1024  # events.k8s.io validation: at most 1024 bytes
 MAX_TRIES_PER_EVENT = 12
+QUEUE_SIZE = 10_000
+"""Events queued or being written at most: a burst of 10,000 scheduled pods loses no event, at
+about 1.5 KB per queued event."""
+WRITERS = 16
+"""Writer threads: enough concurrent writes that the client's QPS, not the API server's latency,
+limits how fast events are written."""
 RETRY_INTERVAL = 10.0  # seconds between tries of one event (client-go's defaultSleepDuration)
 SERIES_FINISH_NANOS = 6 * 60 * 1_000_000_000
 SERIES_REFRESH_NANOS = 30 * 60 * 1_000_000_000
@@ -111,9 +120,10 @@ class _Entry:
     last_nanos: int
     count: int = 1
     written_count: int = 0
+    writer: int = 0  # the writer thread that writes it, so that its writes keep their order
 
-    def series(self) -> dict[str, Any]:
-        return {"count": self.count, "lastObservedTime": format_micro_time(self.last_nanos)}
+    def series(self, count: int) -> dict[str, Any]:
+        return {"count": count, "lastObservedTime": format_micro_time(self.last_nanos)}
 
 
 @dataclass(order=True, slots=True)
@@ -121,6 +131,7 @@ class _Retry:
     due: float
     seq: int
     entry: _Entry = field(compare=False)
+    count: int = field(compare=False)
     tries: int = field(compare=False)
 
 
@@ -186,8 +197,8 @@ class EventBroadcaster:
     ``reporting_instance`` is written verbatim by every recorder; when None, each recorder uses
     ``<reporting controller>-<hostname>``, as client-go's ``NewRecorder`` does. ``clock`` gives
     wall-clock nanoseconds (event times, names, series windows). Writes are limited only by the
-    client's own limiter; ``queue_size`` bounds the events waiting for the sink, ``cache_size`` the
-    events remembered for series.
+    client's own limiter and run on ``writers`` threads; ``queue_size`` bounds the events queued or
+    being written, ``cache_size`` the events remembered for series.
     """
 
     def __init__(
@@ -196,7 +207,8 @@ class EventBroadcaster:
         *,
         component: str = "berth-scheduler",
         reporting_instance: str | None = None,
-        queue_size: int = 1000,
+        queue_size: int = QUEUE_SIZE,
+        writers: int = WRITERS,
         clock: Callable[[], int] = time.time_ns,
         max_tries: int = MAX_TRIES_PER_EVENT,
         retry_interval: float = RETRY_INTERVAL,
@@ -218,6 +230,14 @@ class EventBroadcaster:
         self._retries: list[_Retry] = []
         self._seq = itertools.count()
         self._thread: threading.Thread | None = None
+        self.writers = max(1, writers)
+        # One queue per writer thread; an event always goes to the same one, so its creation is
+        # written before its series.
+        self._jobs: list[queue.SimpleQueue[tuple[_Entry, int, int] | None]] = [
+            queue.SimpleQueue() for _ in range(self.writers)
+        ]
+        self._writer_threads: list[threading.Thread] = []
+        self._writing = 0  # writes handed to the writer threads and not finished yet
         self._stopping = False
         self._deadline = 0.0
         now = clock()
@@ -235,7 +255,8 @@ class EventBroadcaster:
     def enqueue(self, occurrence: _Occurrence) -> None:
         """Queue an event for the sink, or drop it when the queue is full or shut down."""
         with self._cond:
-            why = "shut down" if self._stopping else "full" if len(self._queue) >= self.queue_size else ""
+            full = len(self._queue) + self._writing >= self.queue_size
+            why = "shut down" if self._stopping else "full" if full else ""
             if why:
                 self.dropped += 1
             else:
@@ -247,9 +268,17 @@ class EventBroadcaster:
     # --- lifecycle ------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the sink thread (a daemon); events recorded before are written then."""
+        """Start the sink and writer threads (daemons); events recorded before are written then."""
         if self._thread is not None:
             return
+        self._writer_threads = [
+            threading.Thread(
+                target=self._write_jobs, args=(jobs,), name=f"{self.component}-event-writer-{i}", daemon=True
+            )
+            for i, jobs in enumerate(self._jobs)
+        ]
+        for writer in self._writer_threads:
+            writer.start()
         self._thread = threading.Thread(target=self._run, name=f"{self.component}-events", daemon=True)
         self._thread.start()
 
@@ -279,6 +308,10 @@ class EventBroadcaster:
                 done = self._round()
             except Exception as err:  # a bug here must not silence every later event
                 logs.error("Unexpected error in the event sink", err=repr(err))
+        for jobs in self._jobs:
+            jobs.put(None)
+        for writer in self._writer_threads:
+            writer.join()
         self._flush_series()
         logs.info("Event broadcaster stopped", 2, dropped=self.dropped, failed=self.failed)
 
@@ -292,7 +325,9 @@ class EventBroadcaster:
             self._housekeeping()
             return False
         with self._cond:
-            return not self._queue
+            if self._writing and not self._queue:
+                self._cond.wait(_TICK)  # a writer's end notifies: its retry may still be due
+            return not self._queue and not self._writing and not self._retries
 
     def _next_batch(self) -> tuple[list[_Occurrence], bool]:
         with self._cond:
@@ -311,22 +346,47 @@ class EventBroadcaster:
         """``recordToSink``: a new event is created, its first repeat starts the series."""
         entry = self._cache.get(occurrence.key)
         if entry is None:
-            entry = _Entry(occurrence.event, occurrence.unix_nanos, occurrence.unix_nanos)
+            writer = next(self._seq) % self.writers
+            entry = _Entry(occurrence.event, occurrence.unix_nanos, occurrence.unix_nanos, writer=writer)
             self._cache[occurrence.key] = entry
             if len(self._cache) > self.cache_size:
                 self._evict_oldest()
-            self._attempt(entry, 0)
+            self._attempt(entry, 1, 0)
             return
         entry.count += 1
         entry.last_nanos = max(entry.last_nanos, occurrence.unix_nanos)
         if entry.count == 2:
-            self._attempt(entry, 0)
+            self._attempt(entry, 2, 0)
 
-    def _attempt(self, entry: _Entry, tries: int) -> None:
-        """Write ``entry``; on a retriable failure schedule another try (``attemptRecording``)."""
-        if not self._write(entry):
-            return
-        tries += 1
+    def _attempt(self, entry: _Entry, count: int, tries: int) -> None:
+        """Hand ``entry`` to a writer thread (``recordToSink``'s goroutine), as seen now: its first
+        repeat is written with a count of 2 however many repeats follow before the write."""
+        with self._cond:
+            self._writing += 1
+        self._jobs[entry.writer].put((entry, count, tries))
+
+    def _write_jobs(self, jobs: queue.SimpleQueue[tuple[_Entry, int, int] | None]) -> None:
+        """A writer thread: write what the sink hands over until it is told to stop (None)."""
+        while (job := jobs.get()) is not None:
+            self._attempt_now(*job)
+
+    def _attempt_now(self, entry: _Entry, count: int, tries: int) -> None:
+        """Write ``entry`` with ``count``; on a retriable failure schedule another try
+        (``attemptRecording``)."""
+        try:
+            retry = self._write(entry, count)
+        except Exception as err:  # a bug here must not leave the write counted as in flight
+            logs.error("Unexpected error writing an event", err=repr(err))
+            retry = False
+        with self._cond:
+            self._writing -= 1
+            if retry:
+                self._schedule_retry(entry, count, tries + 1)
+            self._cond.notify()
+
+    def _schedule_retry(self, entry: _Entry, count: int, tries: int) -> None:
+        """Another try of ``entry`` in ``retry_interval`` (jittered), unless it is out of tries (the
+        caller holds the lock)."""
         if tries >= self.max_tries or self._stopping or len(self._retries) >= self.queue_size:
             self.failed += 1
             if self._stopping:
@@ -338,14 +398,17 @@ class EventBroadcaster:
             logs.error(f"Unable to write event ({why}!)", event=entry.event["metadata"]["name"])
             return
         delay = self.retry_interval * (1 + 0.25 * random.random())
-        heapq.heappush(self._retries, _Retry(time.monotonic() + delay, next(self._seq), entry, tries))
+        heapq.heappush(self._retries, _Retry(time.monotonic() + delay, next(self._seq), entry, count, tries))
 
     def _retry_due(self, stopping: bool) -> None:
         """Retry the writes that are due; when stopping, every pending one gets its last try now."""
         now = time.monotonic()
-        while self._retries and (stopping or self._retries[0].due <= now):
-            retry = heapq.heappop(self._retries)
-            self._attempt(retry.entry, retry.tries)
+        due = []
+        with self._cond:
+            while self._retries and (stopping or self._retries[0].due <= now):
+                due.append(heapq.heappop(self._retries))
+        for retry in due:
+            self._attempt(retry.entry, retry.count, retry.tries)
 
     def _housekeeping(self) -> None:
         now = self.clock()
@@ -386,20 +449,20 @@ class EventBroadcaster:
 
     # --- writing ------------------------------------------------------------------------------
 
-    def _write(self, entry: _Entry) -> bool:
+    def _write(self, entry: _Entry, count: int | None = None) -> bool:
         """``recordEvent``: PATCH the series of a repeated event (creating it if it is gone), else
         POST the event. Returns whether the write should be retried."""
         if self._out_of_time():
-            self.failed += 1
+            self._count_failure()
             return False
         meta = entry.event["metadata"]
         namespace = quote(meta["namespace"], safe="")
         collection = f"/apis/events.k8s.io/v1/namespaces/{namespace}/events"
-        count = entry.count
+        count = entry.count if count is None else count
         body = entry.event
         try:
             if count > 1:
-                series = {"series": entry.series()}
+                series = {"series": entry.series(count)}
                 status, data = self.client.request(
                     "PATCH",
                     f"{collection}/{quote(meta['name'], safe='')}",
@@ -430,8 +493,12 @@ class EventBroadcaster:
             logs.info("Server rejected event (will not retry!)", 5, event=_summary(entry), err=err.message)
         else:
             logs.error("Server rejected event (will not retry!)", event=_summary(entry), err=err.message)
-        self.failed += 1
+        self._count_failure()
         return False
+
+    def _count_failure(self) -> None:
+        with self._cond:  # writer threads count too (the condition's lock is re-entrant)
+            self.failed += 1
 
 
 def _summary(entry: _Entry) -> str:
