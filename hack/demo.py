@@ -135,6 +135,9 @@ def explain(trace: dict[str, Any]) -> list[str]:
     for node, scores in sorted((trace.get("scores") or {}).items()):
         plugins = ", ".join(f"{plugin} {score}" for plugin, score in scores.items() if plugin != "total")
         lines.append(f"  score  {node}: total {scores['total']} = {plugins}")
+    totals = sorted((scores["total"] for scores in (trace.get("scores") or {}).values()), reverse=True)
+    if len(totals) > 1 and totals[0] == totals[1]:
+        lines.append("  (a tie: like kube-scheduler, berth picks one of the best nodes at random)")
     return lines
 
 

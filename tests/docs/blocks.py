@@ -8,6 +8,8 @@ uses ``console``, ``text``, ``yaml``, ``json``... The line directly before a blo
 * ``<!-- background: URL -->``: a server the reader leaves running in another terminal. It is started in
   the background, the next blocks run once ``URL`` answers (any HTTP status), and it is stopped with
   SIGTERM after the file's last block.
+* ``<!-- from: PATH -->`` (before a block of any kind): the block is an excerpt of the repository file
+  PATH, verbatim, so code shown in the docs is code that is tested.
 
 Every other block runs to completion with ``bash -euo pipefail`` and must exit 0.
 
@@ -23,7 +25,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHELL_INFO = frozenset({"sh", "bash"})
 _FENCE = re.compile(r"^(```+|~~~+)\s*([A-Za-z0-9_+-]*)")
-_DIRECTIVE = re.compile(r"^<!--\s*(not-run|background):\s*(.*?)\s*-->\s*$")
+_DIRECTIVE = re.compile(r"^<!--\s*(not-run|background|from):\s*(.*?)\s*-->\s*$")
 
 
 class DocError(ValueError):
@@ -38,8 +40,8 @@ class Block:
     line: int
     info: str
     text: str
-    mode: str = "run"  # "run", "not-run" or "background"
-    argument: str = ""  # the not-run reason, or the URL a background block waits for
+    mode: str = "run"  # "run", "not-run", "background" or "from"
+    argument: str = ""  # the not-run reason, the URL a background block waits for, or the file excerpted
 
     @property
     def where(self) -> str:
@@ -78,7 +80,7 @@ def parse(path: Path) -> list[Block]:
             raise DocError(f"{path.relative_to(REPO_ROOT)}:{start + 1}: the ``` block is never closed")
         i += 1
         directive = _DIRECTIVE.match(lines[start - 1]) if start > 0 else None
-        if directive and info not in SHELL_INFO:
+        if directive and directive.group(1) != "from" and info not in SHELL_INFO:
             raise DocError(
                 f"{path.relative_to(REPO_ROOT)}:{start + 1}: <!-- {directive.group(1)} --> before a "
                 f"{info or 'plain'} block (only sh/bash blocks run)"

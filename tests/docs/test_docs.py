@@ -52,6 +52,12 @@ FOREIGN_FLAGS = {
     "--enable-admission-plugins": "kube-apiserver",
 }
 
+#: Words the docs use that look like metric names but are not.
+NOT_METRICS = {
+    "scheduler_perf": "kube-scheduler's benchmark suite",
+    "berth_disk_speed": "the plugin tutorial's package name",
+}
+
 NOT_RUN: list[Block] = []
 """The blocks this session did not run, for the terminal summary (see conftest.py)."""
 
@@ -138,6 +144,14 @@ def _berth_flags() -> dict[str, set[str]]:
     return flags
 
 
+def _bench_flags() -> set[str]:
+    """The flags of the benchmark scripts (``bench/*.py``), which the performance doc quotes."""
+    found: set[str] = set()
+    for script in (REPO_ROOT / "bench").glob("*.py"):
+        found.update(re.findall(r"add_argument\(\s*\"(--[a-z][a-z0-9-]*)\"", script.read_text()))
+    return found
+
+
 def _berth_command_lines(block: Block) -> Iterator[tuple[str, str]]:
     """``(sub-command, rest of the command)`` of each ``berth`` command in a block (continuations joined)."""
     text = re.sub(r"\\\n", " ", block.text)
@@ -148,9 +162,9 @@ def _berth_command_lines(block: Block) -> Iterator[tuple[str, str]]:
 
 def test_flags_named_in_the_docs_exist() -> None:
     """A flag the docs give berth is one of its parser's: in a ``berth SUB`` command line, SUB's own; in
-    prose (an inline code span starting with ``--``), any sub-command's."""
+    prose (an inline code span starting with ``--``), any sub-command's or a benchmark script's."""
     flags = _berth_flags()
-    every = set().union(*flags.values())
+    every = set().union(*flags.values(), _bench_flags())
     unknown = []
     for path in doc_files():
         for block in parse(path):
@@ -180,7 +194,7 @@ def exposed_metrics(control_plane: LocalControlPlane, tmp_path_factory: pytest.T
     workdir = tmp_path_factory.mktemp("metrics")
     serve = BerthServer(control_plane.kubeconfig, workdir).start()
     try:
-        with urllib.request.urlopen(f"{serve.base}/metrics", timeout=10) as resp:
+        with urllib.request.urlopen(f"{serve.url}/metrics", timeout=10) as resp:
             families = _families(resp.read().decode())
     finally:
         serve.stop()
@@ -202,6 +216,8 @@ def test_metrics_named_in_the_docs_exist(exposed_metrics: set[str]) -> None:
     for path in doc_files():
         for number, line in enumerate(path.read_text().splitlines(), 1):
             for name in _METRIC.findall(line):
+                if name in NOT_METRICS:
+                    continue
                 base = next((name[: -len(s)] for s in _METRIC_SUFFIXES if name.endswith(s)), name)
                 if name not in exposed_metrics and base not in exposed_metrics:
                     unknown.append(f"{path.relative_to(REPO_ROOT)}:{number}: {name}")
@@ -222,6 +238,19 @@ def test_every_example_is_used_by_a_test() -> None:
         if not any(name in text and "examples" in text for text in sources):
             unused.append(example.relative_to(REPO_ROOT).as_posix())
     assert not unused, f"examples no test uses: {unused}"
+
+
+def test_excerpts_match_their_files() -> None:
+    """A block marked ``<!-- from: PATH -->`` appears verbatim in PATH: the code the docs show is the
+    code the tests run."""
+    stale = []
+    for path in doc_files():
+        for block in parse(path):
+            if block.mode == "from":
+                source = REPO_ROOT / block.argument
+                if not source.is_file() or block.text not in source.read_text():
+                    stale.append(f"{block.where}: not an excerpt of {block.argument}")
+    assert not stale, "\n".join(stale)
 
 
 def test_block_directives_are_well_formed() -> None:
