@@ -38,8 +38,8 @@ demo: install-run control-plane
 	$(VENV_PY) hack/demo.py
 
 lint: install
-	.venv/bin/ruff check app tests bench examples
-	.venv/bin/ruff format --check app tests bench examples
+	.venv/bin/ruff check app tests bench examples hack
+	.venv/bin/ruff format --check app tests bench examples hack
 
 typecheck: install
 	.venv/bin/mypy

@@ -28,6 +28,10 @@ _FENCE = re.compile(r"^(```+|~~~+)\s*([A-Za-z0-9_+-]*)")
 _DIRECTIVE = re.compile(r"^<!--\s*(not-run|background|from):\s*(.*?)\s*-->\s*$")
 
 
+NOT_RUN: list[Block] = []
+"""The not-run blocks the doc test met in this session, for its terminal summary (tests/docs/conftest.py)."""
+
+
 class DocError(ValueError):
     """A doc file breaks the block convention (an unclosed fence, a directive before a non-shell block)."""
 

@@ -12,18 +12,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
-import shutil
-import subprocess
-import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from docs.blocks import REPO_ROOT, Block, doc_files, parse, shell_blocks
+from docs.blocks import NOT_RUN, REPO_ROOT, Block, doc_files, parse, shell_blocks
 from e2e.stack import BerthServer
 from e2e.standalone import BerthScheduler
 
@@ -58,8 +54,6 @@ NOT_METRICS = {
     "berth_disk_speed": "the plugin tutorial's package name",
 }
 
-NOT_RUN: list[Block] = []
-"""The blocks this session did not run, for the terminal summary (see conftest.py)."""
 
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
@@ -69,26 +63,6 @@ _BERTH_COMMAND = re.compile(r"(?:^|[\s;&|(]|\$ )berth\s+(run|serve|simulate)\b(.
 _METRIC_SUFFIXES = ("_total", "_bucket", "_sum", "_count", "_created")
 
 ALL_SHELL_BLOCKS = shell_blocks()
-
-
-@pytest.fixture(scope="session")
-def block_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    """Run every shell block once (run_blocks.py inside ``unshare -rn``); results by ``FILE:LINE``."""
-    unshare = shutil.which("unshare")
-    assert unshare is not None, "the doc test needs `unshare` (util-linux) for a private network namespace"
-    report = tmp_path_factory.mktemp("docs") / "report.json"
-    proc = subprocess.run(
-        [unshare, "-rn", sys.executable, str(REPO_ROOT / "tests" / "docs" / "run_blocks.py"), str(report)],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    assert proc.returncode == 0 and report.exists(), (
-        f"run_blocks.py failed ({proc.returncode}):\n{proc.stderr}"
-    )
-    return {entry["where"]: entry for entry in json.loads(report.read_text())}
 
 
 @pytest.mark.kube
