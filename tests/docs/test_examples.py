@@ -33,6 +33,7 @@ def test_the_kube_scheduler_example_loads_in_the_stock_kube_scheduler(tmp_path: 
             str(default_bin_dir() / "kube-scheduler"),
             f"--config={config}",
             "--master=https://127.0.0.1:1",  # nothing is contacted before the file is written
+            "--secure-port=0",  # no listener: the default port may be taken on a shared machine
             f"--write-config-to={out}",
         ],
         capture_output=True,
