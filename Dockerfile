@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# berth's image: `berth serve` (extender) and `berth run` (standalone scheduler); see README "Deploying".
+# berth's image: `berth serve` (extender) and `berth run` (standalone scheduler); see docs/deploy.md.
 #
 #   docker build -t REGISTRY/berth:0.1.0 \
 #     --build-arg REVISION="$(git rev-parse HEAD)" --build-arg SOURCE="$(git remote get-url origin)" .

@@ -1,30 +1,51 @@
-# berth's two commands: `make run` and `make test`. Both install first (locked with uv).
+# berth's two commands: `make run` and `make test` (plus `make demo`). Each installs what it needs first,
+# at the versions locked in uv.lock, and links `berth` into $(BINDIR) so that a bare `berth` works.
 UV ?= $(shell command -v uv 2>/dev/null || echo "python3 -m uv")
 VENV_PY := .venv/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8888
+BINDIR ?= $(HOME)/.local/bin
 
-.PHONY: install run test lint typecheck unit bench clean control-plane
+.PHONY: install install-run link run demo test lint typecheck unit bench clean control-plane
 
-install: .venv/.installed
+# Everything, the test tools included (what `make test` and development need).
+install: .venv/.installed-dev link
 
-.venv/.installed: pyproject.toml uv.lock
+# Only what running berth needs (no pytest, ruff, mypy); tools already installed are left alone.
+install-run: .venv/.installed-run
+
+.venv/.installed-dev: pyproject.toml uv.lock
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
 	$(UV) sync --frozen
+	@touch $@ .venv/.installed-run
+
+.venv/.installed-run: pyproject.toml uv.lock
+	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
+	$(UV) sync --frozen --no-dev --inexact
 	@touch $@
 
-run: install
+# `berth` on PATH: a symlink to this checkout's .venv/bin/berth (BINDIR=... to put it elsewhere).
+link: install-run
+	@mkdir -p $(BINDIR) && ln -sfn $(CURDIR)/.venv/bin/berth $(BINDIR)/berth
+	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "note: $(BINDIR) is not on your PATH; add it to run \`berth\`";; esac
+
+run: install-run link
 	.venv/bin/berth serve --address $(HOST) --port $(PORT) $(ARGS)
 
+# A local cluster with three kubelet-less Nodes, `berth run` scheduling two pods on it, the explanation,
+# and everything torn down again (hack/demo.py).
+demo: install-run control-plane
+	$(VENV_PY) hack/demo.py
+
 lint: install
-	.venv/bin/ruff check app tests bench examples
-	.venv/bin/ruff format --check app tests bench examples
+	.venv/bin/ruff check app tests bench examples hack
+	.venv/bin/ruff format --check app tests bench examples hack
 
 typecheck: install
 	.venv/bin/mypy
 	MYPYPATH=bench:tests .venv/bin/mypy --explicit-package-bases bench/*.py
 
-# etcd, kube-apiserver, kube-scheduler and kubectl v1.36.3, built from the Go module proxy into
+# etcd, kube-apiserver, kube-scheduler, kube-controller-manager and kubectl v1.36.3, built from the Go module proxy into
 # ~/.cache/berth (a no-op once built); the tests under tests/kube run against them.
 control-plane:
 	hack/control-plane.sh build

@@ -44,7 +44,7 @@ process, the Go ones too, spends more CPU per pod while its heap and caches grow
 HTTP/2 (built with ``go build``, seconds with Go's build cache). It prices the protocol itself:
 what kube-scheduler, the API server and etcd spend on two HTTP calls and a delegated bind per pod.
 
-``--plugin-only`` adds another: a second ``berth serve`` whose profile runs only the README's
+``--plugin-only`` adds another: a second ``berth serve`` whose profile runs only the example
 out-of-tree plugin (``examples/plugins``: PreferLabel, with the queue sort and binder), as a platform
 team deploys berth when kube-scheduler already runs the in-tree plugins. Every extender runs from the
 first round to the last, so that all rounds share one background.
@@ -611,7 +611,7 @@ profiles:
     args:
       label: example.com/fast-disk
 """
-"""berth's profile for ``--plugin-only``: the README's out-of-tree plugin and nothing in-tree to decide."""
+"""berth's profile for ``--plugin-only``: the example out-of-tree plugin (examples/plugins/prefer_label.py) and nothing in-tree to decide."""
 
 
 @dataclass
@@ -732,7 +732,7 @@ def main() -> int:
     parser.add_argument(
         "--plugin-only",
         action="store_true",
-        help="also measure, in each repeat, berth running only the README's out-of-tree plugin",
+        help="also measure, in each repeat, berth running only the example out-of-tree plugin",
     )
     parser.add_argument("--profile", metavar="FILE", type=Path, help="py-spy berth serve into FILE.N")
     parser.add_argument("--py-spy", default=shutil.which("py-spy") or "py-spy", help="the py-spy binary")

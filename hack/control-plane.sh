@@ -5,13 +5,18 @@
 #                                 kubectl from the Go module proxy into
 #                                 ${BERTH_CACHE:-$HOME/.cache/berth}/k8s-<version>/bin (no-op when they are
 #                                 already there)
-#   hack/control-plane.sh up      start etcd + kube-apiserver on free loopback ports, print the admin
-#                                 kubeconfig path, run until Ctrl-C, then tear down and delete the data
+#   hack/control-plane.sh up [--nodes N]
+#                                 start etcd + kube-apiserver on free loopback ports with N Ready Nodes
+#                                 that have no kubelet (node-1..node-N in zones a/b/c), print the lines
+#                                 to paste into another shell (KUBECONFIG, PATH with the built kubectl,
+#                                 a client certificate for berth's endpoints), run until Ctrl-C, then
+#                                 tear down and delete the data (--keep keeps it; --help for the rest)
 #   hack/control-plane.sh bin-dir print the binaries directory
 #   hack/control-plane.sh clean   delete the binaries and the generated wrapper modules
 #
 # Version pins live only in hack/versions.env. Wrapper modules are generated under the cache directory,
-# never in the repository. See ../shared/spec/control-plane.md (beside the repository) for the background.
+# never in the repository. The control plane itself (certificates, flags, why no controller-manager or
+# kubelet runs) is described in tests/kube/controlplane.py.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -225,7 +230,7 @@ main() {
     up) cmd_up "$@" ;;
     bin-dir) echo "${BIN}" ;;
     clean) cmd_clean ;;
-    -h | --help | help) sed -n '2,13s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" ;;
+    -h | --help | help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}" ;;
     *) die "unknown command '${cmd}' (try: build, up, bin-dir, clean)" ;;
   esac
 }

@@ -54,7 +54,8 @@ def main() -> int:
     k8s = os.environ.get("K8S_VERSION", "v1.36.3")
     staging = "v0." + k8s.removeprefix("v1.")
     gates = versioned_gates(
-        root / f"k8s.io/kubernetes@{k8s}/pkg/features/kube_features.go", "var defaultVersionedKubernetesFeatureGates = "
+        root / f"k8s.io/kubernetes@{k8s}/pkg/features/kube_features.go",
+        "var defaultVersionedKubernetesFeatureGates = ",
     )
     gates |= versioned_gates(
         root / f"k8s.io/component-base@{staging}/logs/api/v1/kube_features.go", "return map[featuregate"

@@ -39,7 +39,7 @@ profiles:
     args:
       label: {PREFERRED_LABEL}
 """
-"""berth's configuration: the default profile plus the README's out-of-tree PreferLabel plugin."""
+"""berth's configuration: the default profile plus the example out-of-tree PreferLabel plugin."""
 
 
 @pytest.fixture(scope="session")

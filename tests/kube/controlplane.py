@@ -44,6 +44,12 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 VERSIONS_FILE = REPO_ROOT / "hack" / "versions.env"
 BINARIES = ("etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager", "kubectl")
 PORT_ATTEMPTS = 3
+#: Label on the Nodes :func:`create_fake_nodes` makes: no kubelet runs behind them, so a pod bound to one
+#: stays ``Pending`` (nothing starts its containers); binding is all a scheduler needs to show.
+NO_KUBELET_LABEL = "berth.local/no-kubelet"
+FAKE_NODE_ZONES = ("zone-a", "zone-b", "zone-c")
+#: What every fake Node offers (scheduler_perf's node template, as the benchmarks use).
+FAKE_NODE_CAPACITY = {"cpu": "4", "memory": "32Gi", "pods": "110"}
 BUILD_HINT = "run `hack/control-plane.sh build` (a cold build takes a while; later runs are a no-op)"
 
 
@@ -168,6 +174,32 @@ def generate_pki(pki_dir: Path, days: int = 7) -> Pki:
         sa_public_key=pki_dir / "sa.pub",
         sa_private_key=pki_dir / "sa.key",
     )
+
+
+def fake_node(name: str, zone: str) -> dict[str, object]:
+    """A Ready Node object without a kubelet: capacity, zone and hostname labels, :data:`NO_KUBELET_LABEL`.
+
+    The API server keeps a Node's ``status`` on create, so it is Ready at once; with the
+    TaintNodesByCondition admission plugin off (see the module docstring) it gets no not-ready taint.
+    """
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "topology.kubernetes.io/zone": zone,
+                NO_KUBELET_LABEL: "true",
+            },
+        },
+        "status": {
+            "capacity": FAKE_NODE_CAPACITY,
+            "allocatable": FAKE_NODE_CAPACITY,
+            "conditions": [{"type": "Ready", "status": "True", "reason": "FakeNode"}],
+        },
+    }
 
 
 def write_kubeconfig(path: Path, server: str, ca: Path, cert: Path, key: Path, user: str = "admin") -> Path:
@@ -404,6 +436,44 @@ class LocalControlPlane:
         """Environment for tools that talk to this control plane (``KUBECONFIG``)."""
         return {"KUBECONFIG": str(self.kubeconfig)}
 
+    def shell_env(self) -> dict[str, str]:
+        """What a shell needs to work with this control plane by hand: ``KUBECONFIG``; ``PATH`` with the
+        built kubectl first (a system kubectl may be older than the API server); the CA that signed the
+        admin client certificate (berth's ``--client-ca-file``) and that certificate and key, which
+        authenticate as ``berth-admin`` in ``system:masters``, so berth's endpoints authorize them."""
+        return {
+            "KUBECONFIG": str(self.kubeconfig),
+            "PATH": f"{self.bin_dir}:{os.environ.get('PATH', '')}",
+            "BERTH_CLIENT_CA": str(self.ca_file),
+            "BERTH_CLIENT_CERT": str(self.client_cert),
+            "BERTH_CLIENT_KEY": str(self.client_key),
+        }
+
+    def create_fake_nodes(self, count: int) -> list[str]:
+        """Create Ready Nodes ``node-1`` .. ``node-<count>``, spread over three zones and labelled
+        :data:`NO_KUBELET_LABEL`; return their names. No kubelet runs behind them: a scheduler binds pods
+        to them, and the pods then stay ``Pending``."""
+        names = [f"node-{i}" for i in range(1, count + 1)]
+        for index, name in enumerate(names):
+            self.request_json("POST", "/api/v1/nodes", fake_node(name, FAKE_NODE_ZONES[index % 3]))
+        return names
+
+    def request_json(self, method: str, path: str, body: object | None = None) -> dict[str, object]:
+        """One API request as the admin; the decoded answer. An HTTP error raises
+        :class:`ControlPlaneError` with the API server's message."""
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            f"{self.server}{path}", data=data, method=method, headers={"Content-Type": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30, context=self._admin_context()) as resp:
+                answer: dict[str, object] = json.loads(resp.read())
+                return answer
+        except urllib.error.HTTPError as err:
+            raise ControlPlaneError(
+                f"{method} {path}: HTTP {err.code}: {err.read()[:500].decode(errors='replace')}"
+            ) from err
+
     # ---- helpers -----------------------------------------------------------------------------------
 
     def _admin_context(self) -> ssl.SSLContext:
@@ -456,8 +526,40 @@ class LocalControlPlane:
 # ---- command line (hack/control-plane.sh up) -----------------------------------------------------------
 
 
+def paste_lines(cp: LocalControlPlane, nodes: Sequence[str], env_file: Path) -> str:
+    """What ``up`` prints for the user to paste into another shell: the variables of
+    :meth:`LocalControlPlane.shell_env` (plus the repository's ``.venv/bin``, where ``berth`` is) as
+    ``export`` lines, and, as comments, how to run ``berth run`` against the cluster and ask it why."""
+    env = cp.shell_env()
+    path = f"{cp.bin_dir}:{REPO_ROOT / '.venv' / 'bin'}"
+    node_text = (
+        f"{len(nodes)} nodes ({', '.join(nodes)}; no kubelet: bound pods stay Pending)"
+        if nodes
+        else "no nodes"
+    )
+    return "\n".join(
+        [
+            f"# berth's local cluster: API server {cp.server}, {node_text}.",
+            f"# Paste these lines into another shell (or: . {env_file}):",
+            f"export KUBECONFIG={env['KUBECONFIG']}",
+            f'export PATH="{path}:$PATH"',
+            f"export BERTH_CLIENT_CA={env['BERTH_CLIENT_CA']}",
+            f"export BERTH_CLIENT_CERT={env['BERTH_CLIENT_CERT']}",
+            f"export BERTH_CLIENT_KEY={env['BERTH_CLIENT_KEY']}",
+            "# Then, from the repository, a scheduler for pods with schedulerName berth-scheduler:",
+            '#   berth run --kubeconfig "$KUBECONFIG" --config examples/standalone-config.yaml \\',
+            '#     --bind-address 127.0.0.1 --secure-port 10259 --client-ca-file "$BERTH_CLIENT_CA"',
+            "# and why it placed (or could not place) pod NAME:",
+            '#   curl -sk --cert "$BERTH_CLIENT_CERT" --key "$BERTH_CLIENT_KEY" \\',
+            "#     https://127.0.0.1:10259/debug/pods/default/NAME",
+            "",
+        ]
+    )
+
+
 def _cmd_up(args: argparse.Namespace) -> int:
-    """Start the control plane, print how to reach it, and run until SIGINT/SIGTERM."""
+    """Start the control plane (with ``--nodes`` fake Nodes), print the lines to paste, and run until
+    SIGINT/SIGTERM."""
     stop = False
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -473,19 +575,19 @@ def _cmd_up(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
         cp.start()
+        nodes = cp.create_fake_nodes(args.nodes)
     except ControlPlaneError as err:
         print(f"[control-plane] ERROR: {err}", file=sys.stderr)
+        cp.stop()
         return 1
+    assert cp.workdir is not None
+    env_file = cp.workdir / "env.sh"
+    lines = paste_lines(cp, nodes, env_file)
+    env_file.write_text(lines)
     print(f"[control-plane] ready in {time.monotonic() - started:.1f}s", file=sys.stderr)
-    print(f"[control-plane] API server: {cp.server}   etcd: {cp.etcd_url}", file=sys.stderr)
     print(f"[control-plane] logs: {cp.log_file('kube-apiserver')}  {cp.log_file('etcd')}", file=sys.stderr)
-    print(f"[control-plane] export KUBECONFIG={cp.kubeconfig}", file=sys.stderr)
-    print(
-        f"[control-plane] kubectl: {cp.bin_dir / 'kubectl'} --kubeconfig {cp.kubeconfig} get ns",
-        file=sys.stderr,
-    )
     print("[control-plane] Ctrl-C to stop and delete all data", file=sys.stderr)
-    print(cp.kubeconfig, flush=True)  # stdout: just the path, for scripts
+    print(lines, flush=True)
     rc = 0
     try:
         while not stop:
@@ -501,11 +603,18 @@ def _cmd_up(args: argparse.Namespace) -> int:
     return rc
 
 
+def _node_count(text: str) -> int:
+    """``--nodes``: a whole number from 0 to 1000."""
+    if not text.isdigit() or int(text) > 1000:
+        raise argparse.ArgumentTypeError(f"--nodes wants a whole number from 0 to 1000, got {text!r}")
+    return int(text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: ``controlplane.py up [--bin-dir DIR] [--workdir DIR] [--keep] [--timeout S]``."""
+    """Entry point: ``controlplane.py up [--bin-dir DIR] [--workdir DIR] [--keep] [--timeout S] [--nodes N]``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
-    up = sub.add_parser("up", help="start etcd + kube-apiserver and run until Ctrl-C")
+    up = sub.add_parser("up", help="start etcd + kube-apiserver (and fake Nodes) and run until Ctrl-C")
     up.add_argument("--bin-dir", default=None, help="directory with the binaries (default: the build cache)")
     up.add_argument(
         "--workdir",
@@ -514,6 +623,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     up.add_argument("--keep", action="store_true", help="keep the state directory on exit")
     up.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for readiness")
+    up.add_argument(
+        "--nodes",
+        type=_node_count,
+        default=0,
+        help="create this many Ready Nodes without a kubelet (node-1..node-N, zones a/b/c; default 0)",
+    )
     args = parser.parse_args(argv)
     if args.bin_dir is None:
         args.bin_dir = str(default_bin_dir())
