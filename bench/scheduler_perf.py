@@ -535,7 +535,9 @@ class Run:
             pc.Sleep: self.sleep,
             pc.CreateAny: self.create_any,
             pc.UpdateAny: self.update_any,
-            pc.StartCollecting: lambda op: self.start_window(op.name, op.namespaces, op.label_selector),
+            pc.StartCollecting: lambda op: self.start_window(
+                op.name or f"op {op.index} startCollectingMetrics", op.namespaces, op.label_selector
+            ),
             pc.StopCollecting: lambda op: self.stop_window(),
         }
         for op in ops:
