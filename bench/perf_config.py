@@ -765,9 +765,8 @@ def harness_problems(case: TestCase, ops: list[Op]) -> list[str]:
     for op in ops:
         if isinstance(op, CreatePods) and op.steady_state:
             problems.append(f"op {op.index} createPods: steadyState mode is not implemented")
-        if isinstance(op, CreatePods) and op.pvc_template is not None:
+        if isinstance(op, CreatePods) and op.pvc_template is not None and op.pv_template is None:
             problems.append(
-                f"op {op.index} createPods: PersistentVolumes bound by scheduler_perf's in-process fake PV "
-                "controller (no PV controller runs here)"
+                f"op {op.index} createPods: persistentVolumeClaimTemplatePath without a PV template"
             )
     return problems

@@ -644,6 +644,10 @@ class Run:
 
         def create(i: int) -> None:
             pod = pc.load_object(op.template, {"Index": i, "Count": op.count}) if op.template else base_pod()
+            if op.pvc_template is not None and op.pv_template is not None:
+                claim = self.create_bound_volume(op.namespace, i, op.pv_template, op.pvc_template)
+                volume = {"name": "vol", "persistentVolumeClaim": {"claimName": claim}}
+                pod.setdefault("spec", {})["volumes"] = [volume]
             self.post(path, pod)
 
         print(f"  creating {op.count} pods in namespace {op.namespace}", file=sys.stderr)
@@ -654,6 +658,36 @@ class Run:
             self.tracker.wait(op.namespace, {}, op.count, "Scheduled", self.stop)
         if op.collect_metrics:
             self.stop_window()
+
+    def create_bound_volume(self, namespace: str, i: int, pv_template: Path, pvc_template: Path) -> str:
+        """test/utils's CreatePodWithPersistentVolume with bindVolume: a claim ``pvc-<i>`` and a volume
+        ``<namespace>-vol-<i>`` bound to each other (specs and statuses), for pod ``i``; the claim's name."""
+        claim_name, volume_name = f"pvc-{i}", f"{namespace}-vol-{i}"
+        claim, volume = pc.load_object(pvc_template), pc.load_object(pv_template)
+        claim.setdefault("metadata", {})["name"] = claim_name
+        claim.setdefault("spec", {})["volumeName"] = volume_name
+        claim["status"] = {"phase": "Bound"}
+        volume.setdefault("metadata", {})["name"] = volume_name
+        spec = volume.setdefault("spec", {})
+        if "csi" in spec:
+            spec["csi"]["volumeHandle"] = volume_name
+        elif "awsElasticBlockStore" in spec:
+            spec["awsElasticBlockStore"]["volumeID"] = f"vol-{i}"
+        spec["claimRef"] = {
+            "kind": "PersistentVolumeClaim",
+            "namespace": namespace,
+            "name": claim_name,
+            "apiVersion": "v1",
+        }
+        volume["status"] = {"phase": "Bound"}
+        claims = f"/api/v1/namespaces/{quote(namespace)}/persistentvolumeclaims"
+        for collection, obj in ((claims, claim), ("/api/v1/persistentvolumes", volume)):
+            self.post(collection, obj)
+            name = quote(obj["metadata"]["name"])
+            status, data = self.client.request("PUT", f"{collection}/{name}/status", body=obj)
+            if status != 200:
+                raise KubeError.from_response(status, data)
+        return claim_name
 
     def delete_pods(self, op: pc.DeletePods) -> None:
         pods = self.tracker.select(op.namespace, op.label_selector)
