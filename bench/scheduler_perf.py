@@ -341,6 +341,10 @@ class Window:
     cpu_ms_per_pod: float = 0.0
     api_requests_per_pod: float = 0.0
     events_per_pod: float = 0.0
+    scheduled_events_per_pod: float = 0.0
+    """``Scheduled`` Events of the window's namespaces that exist once the workload is done (after
+    :data:`EVENT_SETTLE` seconds), per measured pod: whether the Events written late were written at all."""
+    namespaces: list[str] = field(default_factory=list)
     api_requests: dict[str, float] = field(default_factory=dict)
     """Requests the API server served in the window by ``verb resource``, the bench's own included."""
     bench_requests: int = 0
@@ -351,7 +355,7 @@ class Measurement:
 
     def __init__(self, name: str, run: Run, namespaces: Iterable[str], selector: Mapping[str, str]) -> None:
         self.run = run
-        self.window = Window(name)
+        self.window = Window(name, namespaces=list(namespaces))
         self.bench_before = run.limiter.count
         self.api_before = request_totals(run.client)
         self.cpu_before = process_cpu(run.scheduler_pid)
@@ -881,6 +885,19 @@ def start_scheduler(kind: str, plan: Plan, cp: LocalControlPlane, workdir: Path)
     return berth
 
 
+EVENT_SETTLE = 3.0
+"""Seconds the scheduler gets after the workload to write the Events it still has queued."""
+
+
+def count_scheduled_events(client: KubeClient, namespaces: Iterable[str]) -> int:
+    """``Scheduled`` Events (events.k8s.io/v1, where both schedulers write) in ``namespaces``."""
+    total = 0
+    for namespace in namespaces:
+        events = client.get_json(f"/apis/events.k8s.io/v1/namespaces/{quote(namespace)}/events")["items"]
+        total += sum(1 for e in events if e.get("reason") == "Scheduled")
+    return total
+
+
 def run_once(kind: str, plan: Plan, repeat: int, logs: Path | None) -> RunResult:
     """``plan`` against one scheduler on a fresh control plane."""
     result = RunResult(kind, repeat)
@@ -902,8 +919,13 @@ def run_once(kind: str, plan: Plan, repeat: int, logs: Path | None) -> RunResult
         assert proc.popen is not None
         run = Run(client, limiter, proc.popen.pid)
         run.run(plan.ops)
-        result.windows = run.windows
         result.peak_rss_mib = peak_rss_mib(proc)
+        time.sleep(EVENT_SETTLE)
+        for window in run.windows:
+            window.scheduled_events_per_pod = count_scheduled_events(client, window.namespaces) / max(
+                window.measured_pods, 1
+            )
+        result.windows = run.windows
         result.watch_restarts = run.tracker.restarts
         if proc.popen.poll() is not None:
             raise BenchError(
@@ -1017,6 +1039,7 @@ COLUMNS: list[tuple[str, Callable[[RunResult, Window], float | None]]] = [
     ("peak RSS MiB", lambda r, w: r.peak_rss_mib),
     ("API requests/pod", lambda r, w: w.api_requests_per_pod),
     ("Events/pod", lambda r, w: w.events_per_pod),
+    ("Scheduled Events/pod at the end", lambda r, w: w.scheduled_events_per_pod),
 ]
 """Table columns: name, and its value for a run's window (None: no throughput sample was taken)."""
 
