@@ -26,6 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+import perf_config  # noqa: E402
+
 from kube.controlplane import k8s_version  # noqa: E402
 
 SOURCE = ROOT / "bench" / "kubeframework" / "main.go"
@@ -38,7 +40,7 @@ class BuildError(RuntimeError):
 
 def go_binary() -> str:
     """The ``go`` command (``$GO`` overrides it, as in hack/control-plane.sh)."""
-    found = os.environ.get("GO") or shutil.which("go") or "/usr/local/go/bin/go"
+    found = perf_config.go_binary()
     if not os.access(found, os.X_OK):
         raise BuildError("go not found (set GO=/path/to/go)")
     return found
@@ -58,9 +60,12 @@ def cache_dir() -> Path:
     return cache / f"k8s-{k8s_version()}"
 
 
-def kubernetes_gomod(go: str, version: str) -> Path:
+def kubernetes_gomod(version: str) -> Path:
     """k8s.io/kubernetes's go.mod in the module cache (downloaded by the control-plane build)."""
-    path = Path(_go(go, "env", "GOMODCACHE").strip()) / f"k8s.io/kubernetes@{version}" / "go.mod"
+    try:
+        path = perf_config.go_mod_cache() / f"k8s.io/kubernetes@{version}" / "go.mod"
+    except perf_config.ConfigError as err:
+        raise BuildError(str(err)) from err
     if not path.is_file():
         raise BuildError(
             f"{path} is missing: run `hack/control-plane.sh build` first (it fills the module cache)"
@@ -97,7 +102,7 @@ def build() -> Path:
     """The kubeframework binary, built unless the one for this source, go.mod and Go exists."""
     go = go_binary()
     version = k8s_version()
-    gomod = wrapper_gomod(kubernetes_gomod(go, version).read_text(), version)
+    gomod = wrapper_gomod(kubernetes_gomod(version).read_text(), version)
     source = SOURCE.read_text()
     go_version = _go(go, "env", "GOVERSION").strip()
     digest = hashlib.sha256("\0".join([source, gomod, go_version]).encode()).hexdigest()[:16]

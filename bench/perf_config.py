@@ -48,11 +48,16 @@ class ConfigError(ValueError):
 # ---- where the files are ---------------------------------------------------------------------------
 
 
+def go_binary() -> str:
+    """The ``go`` command: ``$GO``, else the one on PATH, else Go's default install (as hack/control-plane.sh)."""
+    return os.environ.get("GO") or shutil.which("go") or "/usr/local/go/bin/go"
+
+
 def go_mod_cache() -> Path:
     """``$GOMODCACHE``, else ``go env GOMODCACHE``."""
     if os.environ.get("GOMODCACHE"):
         return Path(os.environ["GOMODCACHE"])
-    go = os.environ.get("GO") or shutil.which("go") or "/usr/local/go/bin/go"
+    go = go_binary()
     try:
         out = subprocess.run([go, "env", "GOMODCACHE"], capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError) as err:

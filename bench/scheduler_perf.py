@@ -128,6 +128,7 @@ class PodView:
 
 
 def pod_view(obj: Mapping[str, Any]) -> PodView:
+    """The :class:`PodView` of a pod object."""
     meta, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
     attempted = any(c.get("type") == "PodScheduled" for c in status.get("conditions") or [])
     return PodView(
@@ -206,10 +207,10 @@ class PodTracker:
                             self.pods.pop((view.namespace, view.name), None)
                         else:
                             self._update(view)
-            except KubeError as err:
+            except Exception as err:  # a broken stream of any kind: resume, as a reflector does
                 if self._stopped.is_set():
                     break
-                if err.status == 410:
+                if isinstance(err, KubeError) and err.status == 410:
                     self._rv = self._relist()
                 else:
                     time.sleep(0.2)
