@@ -14,6 +14,7 @@ Nothing is copied into the project: :func:`upstream_dir` finds the files in ``$(
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -102,6 +103,13 @@ def _product(*numbers: Any) -> float:
     return result
 
 
+def _go_mod(a: int, b: int) -> int:
+    """Go's ``%``: the remainder has the sign of the dividend (Python's has the divisor's)."""
+    if b == 0:
+        raise ZeroDivisionError("integer divide by zero")
+    return int(math.fmod(a, b))
+
+
 # operations.go's getTemplateFuncs.
 TEMPLATE_FUNCS: dict[str, Callable[..., float | int]] = {
     "AddFloat": lambda *n: sum(_number(x) for x in n),
@@ -112,9 +120,7 @@ TEMPLATE_FUNCS: dict[str, Callable[..., float | int]] = {
     "MultiplyInt": lambda *n: int(_product(*n)),
     "DivideFloat": _divide,
     "DivideInt": lambda i, j: int(_divide(i, j)),
-    "Mod": lambda a, b: (
-        int(_number(a)) % int(_number(b)) if int(_number(a)) >= 0 else -(-int(_number(a)) % int(_number(b)))
-    ),
+    "Mod": lambda a, b: _go_mod(int(_number(a)), int(_number(b))),
 }
 
 
