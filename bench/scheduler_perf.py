@@ -343,8 +343,8 @@ class Window:
     api_requests_per_pod: float = 0.0
     events_per_pod: float = 0.0
     scheduled_events_per_pod: float = 0.0
-    """``Scheduled`` Events of the window's namespaces that exist once the workload is done (after
-    :data:`EVENT_SETTLE` seconds), per measured pod: whether the Events written late were written at all."""
+    """``Scheduled`` Events of the window's namespaces once the workload is done and the scheduler has
+    written what it still had queued (see :func:`settle_events`), per measured pod."""
     namespaces: list[str] = field(default_factory=list)
     api_requests: dict[str, float] = field(default_factory=dict)
     """Requests the API server served in the window by ``verb resource``, the bench's own included."""
@@ -826,6 +826,8 @@ class RunResult:
     peak_rss_mib: float = 0.0
     wall_seconds: float = 0.0
     watch_restarts: int = 0
+    event_settle_seconds: float = 0.0
+    """How long after the workload the scheduler still wrote Scheduled Events (see :func:`settle_events`)."""
     error: str = ""
 
 
@@ -886,8 +888,10 @@ def start_scheduler(kind: str, plan: Plan, cp: LocalControlPlane, workdir: Path)
     return berth
 
 
-EVENT_SETTLE = 3.0
-"""Seconds the scheduler gets after the workload to write the Events it still has queued."""
+EVENT_SETTLE_QUIET = 5.0
+"""Seconds without a new ``Scheduled`` Event after which the scheduler is taken to have written them all."""
+EVENT_SETTLE_MAX = 120.0
+"""The longest the bench waits for queued Events after the workload."""
 
 
 def count_scheduled_events(client: KubeClient, namespaces: Iterable[str]) -> int:
@@ -897,6 +901,26 @@ def count_scheduled_events(client: KubeClient, namespaces: Iterable[str]) -> int
         events = client.get_json(f"/apis/events.k8s.io/v1/namespaces/{quote(namespace)}/events")["items"]
         total += sum(1 for e in events if e.get("reason") == "Scheduled")
     return total
+
+
+def settle_events(client: KubeClient, windows: list[Window]) -> float:
+    """Wait until the windows' namespaces hold a ``Scheduled`` Event per measured pod, or none has
+    been added for :data:`EVENT_SETTLE_QUIET` seconds (or :data:`EVENT_SETTLE_MAX` passed); then set
+    each window's ``scheduled_events_per_pod``. Returns the seconds waited."""
+    started = time.monotonic()
+    want = sum(w.measured_pods for w in windows)
+    last, last_change = -1, started
+    while True:
+        counts = [count_scheduled_events(client, w.namespaces) for w in windows]
+        now = time.monotonic()
+        if sum(counts) != last:
+            last, last_change = sum(counts), now
+        if last >= want or now - last_change >= EVENT_SETTLE_QUIET or now - started >= EVENT_SETTLE_MAX:
+            break
+        time.sleep(1.0)
+    for window, count in zip(windows, counts, strict=True):
+        window.scheduled_events_per_pod = count / max(window.measured_pods, 1)
+    return time.monotonic() - started
 
 
 def run_once(kind: str, plan: Plan, repeat: int, logs: Path | None) -> RunResult:
@@ -921,11 +945,7 @@ def run_once(kind: str, plan: Plan, repeat: int, logs: Path | None) -> RunResult
         run = Run(client, limiter, proc.popen.pid)
         run.run(plan.ops)
         result.peak_rss_mib = peak_rss_mib(proc)
-        time.sleep(EVENT_SETTLE)
-        for window in run.windows:
-            window.scheduled_events_per_pod = count_scheduled_events(client, window.namespaces) / max(
-                window.measured_pods, 1
-            )
+        result.event_settle_seconds = settle_events(client, run.windows)
         result.windows = run.windows
         result.watch_restarts = run.tracker.restarts
         if proc.popen.poll() is not None:
@@ -1093,6 +1113,12 @@ def print_report(plan: Plan, results: list[RunResult]) -> dict[str, dict[str, fl
                     "none: the window was too short for a sample (as upstream warns: more pods or nodes)"
                 )
             print(f"\n{r.scheduler} #{r.repeat} {w.name}: one-second samples (pods/s): {samples}")
+            print(
+                f"  Scheduled Events: {w.scheduled_events_per_pod:.2f} per measured pod, waited for "
+                f"{r.event_settle_seconds:.0f}s after the workload (until one per pod, or {EVENT_SETTLE_QUIET:.0f}s "
+                "without a new one)"
+            )
+            )
             top = sorted(w.api_requests.items(), key=lambda kv: -kv[1])[:8]
             print(
                 f"  API requests in the window ({w.bench_requests} of them the bench's): "
