@@ -1118,7 +1118,6 @@ def print_report(plan: Plan, results: list[RunResult]) -> dict[str, dict[str, fl
                 f"{r.event_settle_seconds:.0f}s after the workload (until one per pod, or {EVENT_SETTLE_QUIET:.0f}s "
                 "without a new one)"
             )
-            )
             top = sorted(w.api_requests.items(), key=lambda kv: -kv[1])[:8]
             print(
                 f"  API requests in the window ({w.bench_requests} of them the bench's): "
