@@ -6,14 +6,27 @@ rendering the Go templates, and saying which ones cannot run and why.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-import perf_config as pc
+def _load_perf_config() -> ModuleType:
+    """bench/perf_config.py by its path: putting bench/ on sys.path would shadow test packages
+    (bench/extender.py against tests/extender)."""
+    path = Path(__file__).resolve().parents[2] / "bench" / "perf_config.py"
+    spec = importlib.util.spec_from_file_location("perf_config", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["perf_config"] = module  # dataclasses look their module up while being created
+    spec.loader.exec_module(module)
+    return module
+
+
+pc = _load_perf_config()
 
 
 @pytest.fixture(scope="module")
