@@ -45,6 +45,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
@@ -1167,6 +1168,7 @@ def main() -> int:
     try:
         cases = pc.load_test_cases()
         if args.list:
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `--list | head` ends quietly
             return list_workloads(cases, args.label, args.match)
         if not args.workload:
             parser.error("name a workload (TestCase/Workload) or use --list")
