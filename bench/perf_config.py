@@ -212,6 +212,8 @@ class NodeStrategy:
 
 @dataclass(frozen=True)
 class CreateNodes(Op):
+    """createNodes: ``count`` nodes from ``template`` (or the base node), then ``strategy``."""
+
     count: int
     template: Path | None
     strategy: NodeStrategy | None
@@ -219,6 +221,8 @@ class CreateNodes(Op):
 
 @dataclass(frozen=True)
 class CreateNamespaces(Op):
+    """createNamespaces: ``<prefix>-0`` .. ``<prefix>-<count-1>`` from ``template``."""
+
     prefix: str
     count: int
     template: Path | None
@@ -226,6 +230,8 @@ class CreateNamespaces(Op):
 
 @dataclass(frozen=True)
 class CreatePods(Op):
+    """createPods (and each namespace of createPodSets)."""
+
     count: int
     namespace: str
     template: Path | None
@@ -239,6 +245,8 @@ class CreatePods(Op):
 
 @dataclass(frozen=True)
 class DeletePods(Op):
+    """deletePods: the pods of ``namespace`` matching ``label_selector``."""
+
     namespace: str
     label_selector: Mapping[str, str]
     per_second: int
@@ -247,6 +255,8 @@ class DeletePods(Op):
 
 @dataclass(frozen=True)
 class Churn(Op):
+    """churn: objects from ``templates`` created (``create``) or created and deleted in turn (``recreate``)."""
+
     mode: str
     number: int
     interval: float
@@ -256,6 +266,8 @@ class Churn(Op):
 
 @dataclass(frozen=True)
 class Barrier(Op):
+    """barrier: wait for the namespaces' pods (all known namespaces when empty)."""
+
     namespaces: tuple[str, ...]
     label_selector: Mapping[str, str]
     stage: str
@@ -263,11 +275,15 @@ class Barrier(Op):
 
 @dataclass(frozen=True)
 class Sleep(Op):
+    """sleep."""
+
     seconds: float
 
 
 @dataclass(frozen=True)
 class CreateAny(Op):
+    """createAny: ``count`` objects from a template (``.Index``, ``.Count``)."""
+
     template: Path
     namespace: str
     count: int
@@ -275,6 +291,8 @@ class CreateAny(Op):
 
 @dataclass(frozen=True)
 class UpdateAny(Op):
+    """updateAny: ``count`` objects from a template PUT (and their status), ``per_second`` if set."""
+
     template: Path
     namespace: str
     count: int
@@ -284,6 +302,8 @@ class UpdateAny(Op):
 
 @dataclass(frozen=True)
 class StartCollecting(Op):
+    """startCollectingMetrics: a measured window over ``namespaces``."""
+
     name: str
     namespaces: tuple[str, ...]
     label_selector: Mapping[str, str]
@@ -291,7 +311,7 @@ class StartCollecting(Op):
 
 @dataclass(frozen=True)
 class StopCollecting(Op):
-    pass
+    """stopCollectingMetrics: the end of the open window."""
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,7 @@ class CountingLimiter:
         self._lock = threading.Lock()
 
     def accept(self) -> None:
+        """Count the request, then wait for a token."""
         with self._lock:
             self.count += 1
         self.bucket.accept()
@@ -161,10 +162,12 @@ class PodTracker:
         self._thread.start()
 
     def add_handler(self, handler: PodHandler) -> None:
+        """Call ``handler`` for every pod added or changed from now on."""
         with self.lock:
             self.handlers.append(handler)
 
     def remove_handler(self, handler: PodHandler) -> None:
+        """Stop calling ``handler``."""
         with self.lock:
             self.handlers.remove(handler)
 
@@ -219,6 +222,7 @@ class PodTracker:
                 self.restarts += 1
 
     def stop(self) -> None:
+        """End the watch."""
         self._stopped.set()
         if self._stream is not None:
             self._stream.close()
@@ -300,6 +304,7 @@ class ThroughputCollector:
             last_count, last_time, skipped = scheduled, now, 0
 
     def stop(self) -> None:
+        """Stop sampling and counting."""
         self._stop.set()
         self._thread.join()
         self.tracker.remove_handler(self._on_pod)
@@ -365,6 +370,7 @@ class Measurement:
         self.collector = ThroughputCollector(run.tracker, namespaces, selector)
 
     def finish(self) -> Window:
+        """Stop the collector and read the counters again: the window's :class:`Window`."""
         self.collector.stop()
         w = self.window
         w.seconds = time.monotonic() - self.start
@@ -481,6 +487,7 @@ class Run:
     def post(
         self, path: str, body: Mapping[str, Any], params: Mapping[str, str] | None = None
     ) -> dict[str, Any]:
+        """POST ``body`` to ``path``; the created object (non-2xx raises :class:`KubeError`)."""
         status, data = self.client.request("POST", path, body=body, params=params)
         if status != 201 and status != 200:
             raise KubeError.from_response(status, data)
@@ -504,6 +511,8 @@ class Run:
         self.pods_per_namespace[namespace] = 0
 
     def in_background(self, name: str, work: Callable[[], None]) -> None:
+        """Run ``work`` in a thread until the workload ends; its error fails the next op."""
+
         def guarded() -> None:
             try:
                 work()
@@ -516,6 +525,7 @@ class Run:
         self.background.append(thread)
 
     def start_window(self, name: str, namespaces: Iterable[str], selector: Mapping[str, str]) -> None:
+        """startCollectingMetrics: open a measured window (one at a time, as upstream)."""
         if self.measuring is not None:
             raise BenchError(
                 "metrics collection is overlapping: a second collector was started before the first stopped"
@@ -523,6 +533,7 @@ class Run:
         self.measuring = Measurement(name, self, namespaces, selector)
 
     def stop_window(self) -> None:
+        """stopCollectingMetrics: close the open window and keep its numbers."""
         if self.measuring is None:
             raise BenchError("missing startCollectingMetrics operation before stopping")
         self.windows.append(self.measuring.finish())
@@ -531,6 +542,7 @@ class Run:
     # -- the ops
 
     def run(self, ops: list[pc.Op]) -> None:
+        """Run the ops in order, as scheduler_perf's runWorkload; an op's failure names the op."""
         handlers: dict[type, Callable[[Any], None]] = {
             pc.CreateNodes: self.create_nodes,
             pc.CreateNamespaces: self.create_namespaces,
@@ -565,6 +577,8 @@ class Run:
                 raise BenchError("; ".join(self.errors))
 
     def create_nodes(self, op: pc.CreateNodes) -> None:
+        """createNodes: ``count`` nodes from the template or the base node, then the prepare strategy."""
+
         def create(i: int) -> None:
             base = (
                 pc.load_object(op.template, {"Index": i, "Count": op.count})
@@ -631,6 +645,7 @@ class Run:
             self.post("/apis/storage.k8s.io/v1/csinodes", csi_node)
 
     def create_namespaces(self, op: pc.CreateNamespaces) -> None:
+        """createNamespaces: ``<prefix>-<i>`` from the template, existing ones accepted."""
         base = pc.load_object(op.template) if op.template else {}
         for i in range(op.count):
             namespace = json.loads(json.dumps(base))
@@ -643,6 +658,7 @@ class Run:
             self.pods_per_namespace.setdefault(f"{op.prefix}-{i}", 0)
 
     def create_pods(self, op: pc.CreatePods) -> None:
+        """createPods: the pods from 30 threads, measured if asked, then waited for unless skipWaitToCompletion."""
         self.ensure_namespace(op.namespace)
         if op.collect_metrics:
             self.start_window(f"op {op.index} createPods", [op.namespace], {})
@@ -696,6 +712,7 @@ class Run:
         return claim_name
 
     def delete_pods(self, op: pc.DeletePods) -> None:
+        """deletePods: the namespace's matching pods, at a rate or all at once, in the background if asked."""
         pods = self.tracker.select(op.namespace, op.label_selector)
         base = f"/api/v1/namespaces/{quote(op.namespace)}/pods"
 
@@ -721,6 +738,7 @@ class Run:
             delete()
 
     def churn(self, op: pc.Churn) -> None:
+        """churn: create (or create and delete in turn) objects from templates every interval until the end."""
         status, data = self.client.request(
             "POST", "/api/v1/namespaces", body={"metadata": {"name": op.namespace}}
         )
@@ -758,6 +776,7 @@ class Run:
         self.in_background(f"op {op.index} churn", create_mode if op.mode == "create" else recreate_mode)
 
     def barrier(self, op: pc.Barrier) -> None:
+        """barrier: wait until the namespaces' pods are scheduled (or attempted)."""
         for namespace in op.namespaces:
             if namespace not in self.pods_per_namespace:
                 raise BenchError(f"unknown namespace {namespace}")
@@ -771,9 +790,11 @@ class Run:
                 del self.pods_per_namespace[namespace]
 
     def sleep(self, op: pc.Sleep) -> None:
+        """sleep: wait, unless the run is stopped."""
         self.stop.wait(op.seconds)
 
     def create_any(self, op: pc.CreateAny) -> None:
+        """createAny: objects from a template, each retried for 20 s as upstream."""
         if op.namespace:
             self.ensure_namespace(op.namespace)
         for i in range(op.count):
@@ -790,6 +811,7 @@ class Run:
                     self.stop.wait(1.0)
 
     def update_any(self, op: pc.UpdateAny) -> None:
+        """updateAny: PUT each templated object (and its subresources), then its status."""
         if op.namespace:
             self.ensure_namespace(op.namespace)
         for i in range(op.count):
@@ -806,6 +828,7 @@ class Run:
                     raise KubeError.from_response(status, data)
 
     def close(self) -> None:
+        """Stop the background work, an open collector and the pod tracker."""
         self.stop.set()
         if self.measuring is not None:
             self.measuring.collector.stop()
@@ -845,9 +868,11 @@ class Plan:
     verbosity: int
 
     def gate_flag(self) -> str:
+        """The gates as a ``--feature-gates`` value."""
         return ",".join(f"{k}={str(v).lower()}" for k, v in sorted(self.gates.items()))
 
     def apiserver_args(self) -> list[str]:
+        """kube-apiserver's extra flags: Priority admission off, the gates, the emulated version."""
         # Appended to the control plane's own --disable-admission-plugins list (a string-slice flag).
         args = ["--disable-admission-plugins=Priority"]
         if self.gates:
@@ -1003,9 +1028,11 @@ class Support:
     berth: list[str]
 
     def runs(self, kind: str) -> bool:
+        """Whether ``kind`` can run the workload."""
         return not self.harness and (kind == KUBE or not self.berth)
 
     def describe(self) -> str:
+        """One line for ``--list`` and refusals."""
         if self.harness:
             return "cannot run: " + "; ".join(self.harness)
         if self.berth:
@@ -1014,6 +1041,7 @@ class Support:
 
 
 def support_of(case: pc.TestCase, workload: pc.Workload, ops: list[pc.Op]) -> Support:
+    """Who can run ``workload``: the bench's own limits, and berth's."""
     gates, emulated = pc.feature_gates(case, workload)
     return Support(
         pc.harness_problems(case, ops), berth_problems(gates, emulated, pc.required_plugins(case, ops))
@@ -1021,6 +1049,7 @@ def support_of(case: pc.TestCase, workload: pc.Workload, ops: list[pc.Op]) -> Su
 
 
 def list_workloads(cases: list[pc.TestCase], labels: list[str], match: str) -> int:
+    """``--list``: every workload (filtered by labels and name) with its params, gates and who can run it."""
     counts = {"both": 0, "kube-scheduler only": 0, "cannot run": 0}
     for case in cases:
         for workload in case.workloads:
@@ -1128,6 +1157,7 @@ def print_report(plan: Plan, results: list[RunResult]) -> dict[str, dict[str, fl
 
 
 def parse_overrides(values: list[str], workload: pc.Workload) -> dict[str, Any]:
+    """The workload's params with ``--set NAME=VALUE`` applied (NAME must be one of them)."""
     params = dict(workload.params)
     for item in values:
         key, sep, raw = item.partition("=")
@@ -1141,6 +1171,7 @@ def parse_overrides(values: list[str], workload: pc.Workload) -> dict[str, Any]:
 
 
 def main() -> int:
+    """The command line (see the module docstring); exit 0, 1 when a run failed, 2 on bad input."""
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
