@@ -1099,14 +1099,25 @@ def _cell(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def ratio_of(kube: list[RunResult], berth: list[RunResult], i: int) -> dict[str, float | None]:
-    """berth's median over kube-scheduler's median, per column, for window ``i`` (None: no data)."""
-    row: dict[str, float | None] = {}
+def _median(
+    runs: list[RunResult], i: int, value: Callable[[RunResult, Window], float | None]
+) -> float | None:
+    """The median of ``value`` over the runs' window ``i`` (None when no run has it)."""
+    values = [v for r in runs if i < len(r.windows) and (v := value(r, r.windows[i])) is not None]
+    return statistics.median(values) if values else None
+
+
+def side_by_side(kube: list[RunResult], berth: list[RunResult], i: int) -> dict[str, float | None]:
+    """Print window ``i`` as one row per column: kube-scheduler's median, berth's, and berth/kube;
+    return the ratios (None where either has no value)."""
+    print("\n| | kube-scheduler | berth run | berth / kube |")
+    print("|---|---|---|---|")
+    ratios: dict[str, float | None] = {}
     for name, value in COLUMNS:
-        k = [v for r in kube if i < len(r.windows) and (v := value(r, r.windows[i])) is not None]
-        b = [v for r in berth if i < len(r.windows) and (v := value(r, r.windows[i])) is not None]
-        row[name] = statistics.median(b) / statistics.median(k) if k and b and statistics.median(k) else None
-    return row
+        k, b = _median(kube, i, value), _median(berth, i, value)
+        ratios[name] = b / k if k and b is not None else None
+        print(f"| {name} | {_cell(k)} | {_cell(b)} | {_cell(ratios[name])} |")
+    return ratios
 
 
 def print_report(plan: Plan, results: list[RunResult]) -> dict[str, dict[str, float | None]]:
@@ -1128,13 +1139,12 @@ def print_report(plan: Plan, results: list[RunResult]) -> dict[str, dict[str, fl
     kube = [r for r in results if r.scheduler == KUBE and not r.error]
     berth = [r for r in results if r.scheduler == BERTH and not r.error]
     if kube and berth:
-        print(
-            "\nberth run / kube-scheduler, medians over the runs (throughput: above 1 is berth faster; the rest:"
-        )
-        print("below 1 is berth cheaper):")
         for i, w in enumerate(kube[0].windows):
-            ratios[w.name] = ratio_of(kube, berth, i)
-            print(f"  {w.name}: " + ", ".join(f"{n} {_cell(v)}" for n, v in ratios[w.name].items()))
+            print(
+                f"\nSide by side, {w.name} (medians over the runs; throughput: a ratio above 1 is berth faster;"
+            )
+            print("the other rows: below 1 is berth cheaper):")
+            ratios[w.name] = side_by_side(kube, berth, i)
     for r in results:
         for w in r.windows:
             samples = " ".join(f"{s:.0f}" for s in w.samples)
