@@ -11,7 +11,13 @@ requests (pod-default.yaml), plus, per workload:
   that both PodTopologySpread and InterPodAffinity filter and score every pod.
 
 ``initPods`` are scheduled first, then ``measurePods`` are timed. Prints one table row per
-workload and node count. Usage: ``python bench/engine.py [--nodes 500,5000] [--workloads ...]``.
+workload and node count. Usage: ``python bench/engine.py [--nodes 500,5000] [--workloads ...] [--kube]``.
+
+``--kube`` runs kube-scheduler's own framework on the same nodes and pods next to each row
+(``bench/kubeframework``, a Go program built from the Go module cache by ``bench/kube_framework.py``:
+scheduler.New, then UpdateSnapshot + SchedulePod + Assume + Reserve + Permit per pod) and prints both
+with the ratios berth/kube: pods/s (higher is better for berth) and CPU ms per pod (lower is better).
+kube-scheduler filters and scores on 16 goroutines, so its CPU per pod counts every core it used.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ import argparse
 import gc
 import time
 from typing import Any
+
+import kube_framework
 
 from app.api.objects import Node, Pod, parse_node, parse_pod
 from app.config import load_config
@@ -130,23 +138,40 @@ def main() -> None:
     parser.add_argument("--init-pods", type=int, default=1000)
     parser.add_argument("--measure-pods", type=int, default=1000)
     parser.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated workload names")
-    args = parser.parse_args()
-    print(
-        f"{'workload':<36} {'nodes':>6} {'pods/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'cpu ms/pod':>11}",
-        flush=True,
+    parser.add_argument(
+        "--kube", action="store_true", help="also time kube-scheduler's framework (Go) on the same pods"
     )
+    args = parser.parse_args()
+    binary = None
+    if args.kube:
+        try:
+            binary = kube_framework.build()
+        except kube_framework.BuildError as err:
+            raise SystemExit(f"engine.py --kube: {err}") from err
+    header = f"{'workload':<36} {'nodes':>6} {'pods/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'cpu ms/pod':>11}"
+    if binary is not None:
+        header += f" {'kube pods/s':>11} {'kube cpu ms':>11} {'pods/s ratio':>12} {'cpu ratio':>9}"
+    print(header, flush=True)
     for workload in args.workloads.split(","):
+        if workload not in WORKLOADS:
+            raise SystemExit(f"engine.py: unknown workload {workload!r} (one of {', '.join(WORKLOADS)})")
         for n in (int(x) for x in args.nodes.split(",")):
             init, measure = args.init_pods, args.measure_pods
             if workload == "SchedulingPodAntiAffinity":
                 # At most one such pod per node: keep the pod count within the node count.
                 init, measure = min(init, n // 5), min(measure, n - n // 5)
             r = run(workload, n, init, measure)
-            print(
+            row = (
                 f"{workload:<36} {n:>6} {r['pods_per_s']:>9.1f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}"
-                f" {r['cpu_ms']:>11.2f}",
-                flush=True,
+                f" {r['cpu_ms']:>11.2f}"
             )
+            if binary is not None:
+                k = kube_framework.run(binary, workload, n, init, measure)
+                row += (
+                    f" {k['pods_per_s']:>11.1f} {k['cpu_ms']:>11.2f}"
+                    f" {r['pods_per_s'] / k['pods_per_s']:>12.2f} {r['cpu_ms'] / k['cpu_ms']:>9.2f}"
+                )
+            print(row, flush=True)
 
 
 if __name__ == "__main__":

@@ -260,8 +260,11 @@ class KubeScheduler(Process):
         self.config_file.write_text(json.dumps(config, indent=2) + "\n")
         self.port = free_port()
 
-    def start(self, verbosity: int = 2, timeout: float = READY_TIMEOUT) -> KubeScheduler:
-        """Start it and wait for its /readyz (caches synced); serving on a free loopback port."""
+    def start(
+        self, verbosity: int = 2, timeout: float = READY_TIMEOUT, extra_args: Sequence[str] = ()
+    ) -> KubeScheduler:
+        """Start it and wait for its /readyz (caches synced); serving on a free loopback port.
+        ``extra_args`` go after the others (``--feature-gates``, ``--emulated-version``, ...)."""
         self.spawn(
             [
                 str(self.binary),
@@ -273,6 +276,7 @@ class KubeScheduler(Process):
                 f"--authorization-kubeconfig={self.kubeconfig}",
                 "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
                 f"--v={verbosity}",
+                *extra_args,
             ]
         )
         ctx = ssl.create_default_context()

@@ -73,6 +73,7 @@ class BerthScheduler(Process):
         client_cert: tuple[Path, Path] | None = None,
         extra_args: tuple[str, ...] = (),
         verbosity: int = 3,
+        scheduler_name: str = SCHEDULER_NAME,
     ) -> None:
         super().__init__(name, workdir / f"{name}.log")
         self.kubeconfig = kubeconfig
@@ -88,7 +89,7 @@ class BerthScheduler(Process):
                 retry=retry,
                 lease_name=lease_name,
                 namespace=namespace,
-                scheduler_name=SCHEDULER_NAME,
+                scheduler_name=scheduler_name,
             )
         )
         self.client_ca = client_ca
