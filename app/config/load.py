@@ -8,6 +8,7 @@ kube-scheduler's ``--config``; ``dump_config(cfg)`` writes the completed configu
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from app.api.errors import FieldError
 from app.api.strict import API_VERSION, Obj
 from app.api.validation import child, format_duration, invalid, not_supported, raise_errors, required
 from app.config.defaults import (
+    DEFAULT_EXTENDER_TIMEOUT,
     DEFAULT_PARALLELISM,
     DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE,
     DEFAULT_POD_INITIAL_BACKOFF_SECONDS,
@@ -49,6 +51,7 @@ from app.config.validation import validate_configuration, validate_profile_plugi
 __all__ = ["KIND", "ConfigFileError", "dump_config", "load_config", "parse_config", "read_config_file"]
 
 KIND = "KubeSchedulerConfiguration"
+NODE_RESOURCES_FIT = "NodeResourcesFit"
 #: v1 fields of ``Plugins`` berth cannot run; accepted only when they enable nothing.
 _UNSUPPORTED_POINTS = ("placementGenerate", "placementScore")
 _POINT_ATTRS = dict(zip(("multiPoint", *EXTENSION_POINTS), Plugins.__dataclass_fields__, strict=True))
@@ -230,7 +233,9 @@ def _decode_extender(obj: Obj) -> Extender:
         bind_verb=obj.string("bindVerb"),
         enable_https=obj.boolean("enableHTTPS"),
         tls_config=tls,
-        http_timeout=obj.duration("httpTimeout"),
+        # NewHTTPExtender writes DefaultExtenderTimeout into the configuration it was given, which
+        # --write-config-to then prints: the completed configuration says 5s, not 0s.
+        http_timeout=obj.duration("httpTimeout") or DEFAULT_EXTENDER_TIMEOUT,
         node_cache_capable=obj.boolean("nodeCacheCapable"),
         managed_resources=managed,
         ignorable=obj.boolean("ignorable"),
@@ -362,10 +367,43 @@ def parse_config(raw: Mapping[str, object], registry: PluginCatalog) -> Schedule
         extenders=extenders,
         delay_cache_until_active=delay_cache,
     )
-    errors = validate_configuration(cfg)
-    # Like kube-scheduler, framework-level checks only run on a configuration that passed validation.
-    raise_errors(errors or validate_profile_plugins(cfg, registry))
+    raise_errors(validate_configuration(cfg))
+    # Then, as scheduler.New: buildExtenders (which edits NodeResourcesFit's args), then the frameworks.
+    cfg = _with_extender_ignored_resources(cfg)
+    raise_errors(validate_profile_plugins(cfg, registry))
     return cfg
+
+
+def _with_extender_ignored_resources(cfg: SchedulerConfiguration) -> SchedulerConfiguration:
+    """``buildExtenders``: managed resources with ``ignoredByScheduler`` become every profile's
+    NodeResourcesFit ``ignoredResources`` (replacing what the file gave there, as kube-scheduler).
+
+    A profile without NodeResourcesFit args (the plugin is disabled, so defaulting added none) is
+    kube-scheduler's error ``can't find NodeResourcesFitArgs in plugin config``.
+    """
+    ignored = [r.name for e in cfg.extenders for r in e.managed_resources if r.ignored_by_scheduler]
+    if not ignored:
+        return cfg
+    profiles = []
+    for i, profile in enumerate(cfg.profiles):
+        configs = list(profile.plugin_config)
+        for j, pc in enumerate(configs):
+            if pc.name == NODE_RESOURCES_FIT:
+                if not dataclasses.is_dataclass(pc.args) or not hasattr(pc.args, "ignored_resources"):
+                    raise invalid(
+                        f"profiles[{i}].pluginConfig[{j}].args",
+                        type(pc.args).__name__,
+                        "want args to be of type NodeResourcesFitArgs",
+                    )
+                args = dataclasses.replace(pc.args, ignored_resources=list(ignored))  # type: ignore[type-var]
+                configs[j] = PluginConfig(pc.name, args)
+                break
+        else:
+            raise FieldError(
+                f"profiles[{i}].pluginConfig", "can't find NodeResourcesFitArgs in plugin config"
+            )
+        profiles.append(dataclasses.replace(profile, plugin_config=configs))
+    return dataclasses.replace(cfg, profiles=profiles)
 
 
 # --- writing ----------------------------------------------------------------------------------------------

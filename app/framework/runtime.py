@@ -140,8 +140,21 @@ class NodeScores(Sequence[NodeScore]):
         normalized score (0 to 100, checked before a NodeScores is made) takes a byte instead of an
         eight-byte pointer. The names and totals, one list each, are shared."""
         plugins, columns = self._columns
-        # bytearray, not bytes: built from a list in half the time; nothing writes to it.
-        return NodeScores(self.names, self.totals, (plugins, [bytearray(c) for c in columns]))
+        # bytearray, not bytes: built from a list in half the time; nothing writes to it. An
+        # extender's column (score * weight * 10) can exceed a byte and stays a list.
+        return NodeScores(
+            self.names,
+            self.totals,
+            (plugins, [c if any(v > 255 for v in c) else bytearray(c) for c in columns]),
+        )
+
+    def plus(self, names: Sequence[str], columns: Sequence[Sequence[int]]) -> NodeScores:
+        """These scores with more (already weighted) columns, the extenders', added to the totals."""
+        plugins, own = self._columns
+        totals = list(self.totals)
+        for column in columns:
+            totals = [t + c for t, c in zip(totals, column, strict=True)]
+        return NodeScores(self.names, totals, ([*plugins, *names], [*own, *columns]))
 
     def _materialize(self) -> list[NodeScore]:
         items = self._items
