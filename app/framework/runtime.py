@@ -19,6 +19,7 @@ from app.framework.events import (
 )
 from app.framework.expansion import expand
 from app.framework.interfaces import (
+    EXTENDER_NAME,
     MAX_NODE_SCORE,
     BindPlugin,
     EnqueueExtensions,
@@ -354,6 +355,10 @@ class Framework:
             )
             if events:
                 out.append((name, events))
+        if getattr(self.handle, "extenders", ()):
+            # defaultEnqueueExtension: extenders have no hints, so a pod they rejected (its
+            # unschedulable plugins name "Extender") is moved by any cluster event.
+            out.append((EXTENDER_NAME, unroll_wildcard_resource()))
         return out
 
     def queueing_hint_map(self) -> QueueingHintMap:

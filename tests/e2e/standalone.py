@@ -73,7 +73,9 @@ class BerthScheduler(Process):
         client_cert: tuple[Path, Path] | None = None,
         extra_args: tuple[str, ...] = (),
         verbosity: int = 3,
+        extra_config: str = "",
     ) -> None:
+        """``extra_config`` is YAML appended to the configuration's top level (``extenders: ...``)."""
         super().__init__(name, workdir / f"{name}.log")
         self.kubeconfig = kubeconfig
         self.port = free_port()
@@ -90,6 +92,7 @@ class BerthScheduler(Process):
                 namespace=namespace,
                 scheduler_name=SCHEDULER_NAME,
             )
+            + extra_config
         )
         self.client_ca = client_ca
         self.client_cert = client_cert

@@ -205,3 +205,13 @@ def test_preempt_extender_that_keeps_a_node_without_victims_is_an_error_unless_i
             assert attempt.victims == []
         else:
             assert attempt.message.endswith("no candidate node for preemption")
+
+
+def test_a_pod_rejected_by_an_extender_is_moved_by_any_cluster_event() -> None:
+    """defaultEnqueueExtension: "Extender" registers every event, with no hint (always Queue)."""
+    e = engine([node("a")], Extender(url_prefix="http://127.0.0.1:1", filter_verb="filter"))
+    registrations = dict(e.profiles["default-scheduler"].enqueue_extensions())
+    events = registrations[EXTENDER_NAME]
+    assert {ev.event.resource for ev in events} >= {"Node", "Pod"}
+    assert all(ev.hint_fn is None for ev in events)
+    assert EXTENDER_NAME not in dict(engine([node("a")]).profiles["default-scheduler"].enqueue_extensions())

@@ -1,0 +1,142 @@
+"""``berth run`` calling extenders on the real control plane: ``berth serve`` as its extender, and
+failing extenders (slow, answering 500, down and ignorable, down and required) side by side with a
+stock kube-scheduler given the same extenders, whose behaviour and messages berth must repeat.
+
+The failing extenders manage one extended resource each, marked ``ignoredByScheduler`` (TopoLVM's
+pattern): only a pod requesting it is sent to that extender, and NodeResourcesFit ignores it, so the
+nodes, which have none, still fit.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from e2e.cluster import PREFERRED_LABEL, Cluster
+from e2e.stack import BerthServer, ExtenderEntry, KubeScheduler, scheduler_config
+from e2e.standalone import SCHEDULER_NAME, BerthScheduler
+from extenderstub import StubExtender, stub_extender, unused_url
+
+from kube.controlplane import LocalControlPlane
+
+pytestmark = pytest.mark.kube
+
+KUBE_NAME = "kube-with-extenders"
+
+
+def _berth_run(
+    control_plane: LocalControlPlane, workdir: Path, namespace: str, name: str, entries: list[ExtenderEntry]
+) -> BerthScheduler:
+    extenders = json.dumps([e.to_dict() for e in entries])
+    return BerthScheduler.on(
+        control_plane,
+        workdir,
+        namespace=namespace,
+        lease_name=f"{name}-{uuid.uuid4().hex[:6]}",
+        name=name,
+        leader_elect=False,
+        extra_config=f"extenders: {extenders}\n",
+    )
+
+
+def test_berth_serve_as_the_extender_of_berth_run(
+    control_plane: LocalControlPlane, berth: BerthServer, cluster: Cluster, tmp_path: Path
+) -> None:
+    cluster.create_node("plain", cpu="4")
+    preferred = cluster.create_node("fast", cpu="4", labels={PREFERRED_LABEL: "true"})
+    verbs = ("filter", "prioritize", "bind")
+    before = {
+        v: berth.metric("berth_extender_requests_total", {"verb": v, "result": "success"}) for v in verbs
+    }
+    # berth serve's profile prefers the labelled node (PreferLabel); berth run's own does not.
+    entry = ExtenderEntry(berth.url, weight=10)
+    run = _berth_run(control_plane, tmp_path, cluster.namespace, "berth-run-serve", [entry]).start()
+    try:
+        pods = [cluster.create_pod(f"p{i}", cpu="100m", scheduler_name=SCHEDULER_NAME) for i in range(3)]
+        assert [cluster.wait_bound(p) for p in pods] == [preferred] * 3
+        for p in pods:
+            cluster.wait_event(
+                p, "Scheduled", f"Successfully assigned {cluster.namespace}/{p} to {preferred}"
+            )
+    finally:
+        run.stop()
+    after = {
+        v: berth.metric("berth_extender_requests_total", {"verb": v, "result": "success"}) for v in verbs
+    }
+    # Each pod: one /filter and one /prioritize (two nodes fit), and the binding by berth serve.
+    assert {v: after[v] - before[v] for v in verbs} == {"filter": 3, "prioritize": 3, "bind": 3}
+
+
+@pytest.fixture
+def failing() -> Iterator[tuple[StubExtender, StubExtender]]:
+    """A slow extender (3s per answer) and one answering 500."""
+    with (
+        stub_extender({"filter": lambda body: (200, {"NodeNames": body["NodeNames"]})}, delay=3.0) as slow,
+        stub_extender({"filter": lambda body: (500, {"Error": "internal"})}) as broken,
+    ):
+        yield slow, broken
+
+
+def _managing(url: str, resource: str, **kw: object) -> ExtenderEntry:
+    entry = ExtenderEntry(url, filter_verb="filter", prioritize_verb="", bind_verb="", **kw)  # type: ignore[arg-type]
+    entry.managed_resources = [{"name": resource, "ignoredByScheduler": True}]
+    return entry
+
+
+def test_failing_extenders_behave_and_read_as_in_kube_scheduler(
+    control_plane: LocalControlPlane,
+    cluster: Cluster,
+    tmp_path: Path,
+    failing: tuple[StubExtender, StubExtender],
+) -> None:
+    slow, broken = failing
+    down_optional, down_required = unused_url(), unused_url()
+    entries = [
+        _managing(slow.url, "example.com/slow", http_timeout="1s"),
+        _managing(broken.url, "example.com/broken"),
+        _managing(down_optional, "example.com/optional", ignorable=True),
+        _managing(down_required, "example.com/required"),
+    ]
+    cluster.create_node("a", cpu="4")
+    cluster.create_node("b", cpu="4")
+    kube = KubeScheduler(
+        control_plane.bin_dir,
+        control_plane.kubeconfig,
+        tmp_path,
+        scheduler_config(control_plane.kubeconfig, entries, scheduler_name=KUBE_NAME),
+        "kube-scheduler-extenders",
+    ).start()
+    run = _berth_run(control_plane, tmp_path, cluster.namespace, "berth-run-extenders", entries).start()
+    expected = {
+        "slow": f'Post "{slow.url}/filter": context deadline exceeded '
+        "(Client.Timeout exceeded while awaiting headers)",
+        "broken": f"failed filter with extender at URL {broken.url}/filter, code 500",
+        "required": f'Post "{down_required}/filter": dial tcp 127.0.0.1:{down_required.rsplit(":", 1)[1]}: '
+        "connect: connection refused",
+    }
+    try:
+        for who, scheduler in (("kube", KUBE_NAME), ("berth", SCHEDULER_NAME)):
+            for case in (*expected, "optional"):
+                cluster.create_pod(
+                    f"{who}-{case}", scheduler_name=scheduler, extended={f"example.com/{case}": "1"}
+                )
+        for who in ("kube", "berth"):
+            # The ignorable extender that is down is skipped: the pod is scheduled without it.
+            assert cluster.wait_bound(f"{who}-optional") in cluster.nodes
+            for case, message in expected.items():
+                got = cluster.wait_event(
+                    f"{who}-{case}", "FailedScheduling", "extender" if case == "broken" else "Post"
+                )
+                assert got == message, (who, case)
+                pod = cluster.read_pod(f"{who}-{case}")
+                assert pod.spec.node_name is None
+                condition = next(c for c in pod.status.conditions or [] if c.type == "PodScheduled")
+                assert (condition.reason, condition.message) == ("SchedulerError", message), (who, case)
+    finally:
+        run.stop()
+        kube.stop()
+    # The slow extender was asked, and each call was cut at the 1s httpTimeout (not its 3s answer).
+    assert "filter" in slow.verbs()
