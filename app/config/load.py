@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from app.api.errors import FieldError
-from app.api.strict import API_VERSION, Obj
+from app.api.strict import API_VERSION, Obj, json_kind
 from app.api.validation import (
     ConfigErrors,
     child,
@@ -146,7 +146,8 @@ def read_config_file(path: str) -> Mapping[str, object]:
         except json.JSONDecodeError:
             raise ConfigFileError(path, f"invalid YAML: {err}") from None
     if not isinstance(data, Mapping):
-        raise FieldError("", f"expected a KubeSchedulerConfiguration object, got {type(data).__name__}")
+        got = "an empty document" if data is None else f"{json_kind(data)}"
+        raise FieldError("", f"expected a KubeSchedulerConfiguration object, got {got}")
     return data
 
 

@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from app import logs
+from app.api.extenderv1 import MAX_EXTENDER_PRIORITY
 from app.api.objects import Pod
 from app.backend.cache.cache import Cache
 from app.backend.cache.snapshot import Snapshot
@@ -33,8 +34,6 @@ from app.framework.types import NodeInfo, PodInfo
 from app.scheduler.fit_error import ERR_NO_NODES_AVAILABLE, Diagnosis, FitError
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
-MAX_EXTENDER_PRIORITY = 10
-"""``extenderv1.MaxExtenderPriority``: an extender's score times weight is scaled by 100 / 10."""
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 0
 
