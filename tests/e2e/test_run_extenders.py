@@ -13,6 +13,7 @@ import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from e2e.cluster import PREFERRED_LABEL, Cluster
@@ -70,14 +71,25 @@ def test_berth_serve_as_the_extender_of_berth_run(
     assert {v: after[v] - before[v] for v in verbs} == {"filter": 3, "prioritize": 3, "bind": 3}
 
 
+def _reject_all(body: dict[str, Any]) -> tuple[int, Any]:
+    """Fails the first node it is asked about as Unschedulable, the others as unresolvable."""
+    first, *rest = sorted(body["NodeNames"])
+    return 200, {
+        "NodeNames": [],
+        "FailedNodes": {first: "no GPU here"},
+        "FailedAndUnresolvableNodes": dict.fromkeys(rest, "zone closed"),
+    }
+
+
 @pytest.fixture
-def failing() -> Iterator[tuple[StubExtender, StubExtender]]:
-    """A slow extender (3s per answer) and one answering 500."""
+def failing() -> Iterator[tuple[StubExtender, StubExtender, StubExtender]]:
+    """A slow extender (3s per answer), one answering 500 and one rejecting every node."""
     with (
         stub_extender({"filter": lambda body: (200, {"NodeNames": body["NodeNames"]})}, delay=3.0) as slow,
         stub_extender({"filter": lambda body: (500, {"Error": "internal"})}) as broken,
+        stub_extender({"filter": _reject_all}) as rejecting,
     ):
-        yield slow, broken
+        yield slow, broken, rejecting
 
 
 def _managing(url: str, resource: str, **kw: object) -> ExtenderEntry:
@@ -90,24 +102,25 @@ def test_failing_extenders_behave_and_read_as_in_kube_scheduler(
     control_plane: LocalControlPlane,
     cluster: Cluster,
     tmp_path: Path,
-    failing: tuple[StubExtender, StubExtender],
+    failing: tuple[StubExtender, StubExtender, StubExtender],
 ) -> None:
-    slow, broken = failing
+    slow, broken, rejecting = failing
     down_optional, down_required = unused_url(), unused_url()
     entries = [
         _managing(slow.url, "example.com/slow", http_timeout="1s"),
         _managing(broken.url, "example.com/broken"),
         _managing(down_optional, "example.com/optional", ignorable=True),
         _managing(down_required, "example.com/required"),
+        _managing(rejecting.url, "example.com/rejected"),
     ]
     cluster.create_node("a", cpu="4")
     cluster.create_node("b", cpu="4")
+    kube_config = scheduler_config(control_plane.kubeconfig, entries, scheduler_name=KUBE_NAME)
+    # berth has no DynamicResources plugin, whose PostFilter adds "no new claims to deallocate" to
+    # kube-scheduler's FitError: the same profile on both sides is kube-scheduler's without it.
+    kube_config["profiles"][0]["plugins"] = {"multiPoint": {"disabled": [{"name": "DynamicResources"}]}}
     kube = KubeScheduler(
-        control_plane.bin_dir,
-        control_plane.kubeconfig,
-        tmp_path,
-        scheduler_config(control_plane.kubeconfig, entries, scheduler_name=KUBE_NAME),
-        "kube-scheduler-extenders",
+        control_plane.bin_dir, control_plane.kubeconfig, tmp_path, kube_config, "kube-scheduler-extenders"
     ).start()
     run = _berth_run(control_plane, tmp_path, cluster.namespace, "berth-run-extenders", entries).start()
     expected = {
@@ -119,7 +132,7 @@ def test_failing_extenders_behave_and_read_as_in_kube_scheduler(
     }
     try:
         for who, scheduler in (("kube", KUBE_NAME), ("berth", SCHEDULER_NAME)):
-            for case in (*expected, "optional"):
+            for case in (*expected, "optional", "rejected"):
                 cluster.create_pod(
                     f"{who}-{case}", scheduler_name=scheduler, extended={f"example.com/{case}": "1"}
                 )
@@ -135,6 +148,14 @@ def test_failing_extenders_behave_and_read_as_in_kube_scheduler(
                 assert pod.spec.node_name is None
                 condition = next(c for c in pod.status.conditions or [] if c.type == "PodScheduled")
                 assert (condition.reason, condition.message) == ("SchedulerError", message), (who, case)
+        # The extender's FailedNodes and FailedAndUnresolvableNodes in the FitError, and preemption's
+        # verdict after it (it skips unresolvable nodes), worded as kube-scheduler words them.
+        fit_errors = {
+            who: cluster.wait_event(f"{who}-rejected", "FailedScheduling", "no GPU here")
+            for who in ("kube", "berth")
+        }
+        assert fit_errors["berth"] == fit_errors["kube"]
+        assert "1 no GPU here, 1 zone closed" in fit_errors["berth"]
     finally:
         run.stop()
         kube.stop()
