@@ -19,11 +19,22 @@ import pytest
 from e2e.cluster import PREFERRED_LABEL, Cluster
 from e2e.stack import BerthServer, ExtenderEntry, KubeScheduler, scheduler_config
 from e2e.standalone import SCHEDULER_NAME, BerthScheduler
+from e2e.test_preemption import (  # the fixtures kubelet and priorities are used by name
+    AVOID_ANNOTATION,
+    FakeKubelet,
+    Priorities,
+    create_pod,
+    kubelet,
+    preempt_successes,
+    priorities,
+    wait_berth_knows_nodes,
+)
 from extenderstub import StubExtender, stub_extender, unused_url
 
 from kube.controlplane import LocalControlPlane
 
 pytestmark = pytest.mark.kube
+__all__ = ["kubelet", "priorities"]  # fixtures shared with test_preemption.py
 
 KUBE_NAME = "kube-with-extenders"
 
@@ -161,3 +172,41 @@ def test_failing_extenders_behave_and_read_as_in_kube_scheduler(
         kube.stop()
     # The slow extender was asked, and each call was cut at the 1s httpTimeout (not its 3s answer).
     assert "filter" in slow.verbs()
+
+
+def test_berth_run_asks_berth_serve_which_preemption_candidates_it_keeps(
+    control_plane: LocalControlPlane,
+    berth: BerthServer,
+    cluster: Cluster,
+    kubelet: FakeKubelet,
+    priorities: Priorities,
+    tmp_path: Path,
+) -> None:
+    """test_preemption.py's stock-scheduler scenario with ``berth run`` as the scheduler: two full
+    2-cpu nodes; berth run's own dry run prefers evicting on ``fast`` (its victim has the lower
+    priority), but its extender, berth serve, rejects ``fast`` for the annotated pod (PreferLabel)
+    and its /preempt drops that candidate, so the ``plain`` node's pod is evicted instead."""
+    fast = cluster.create_node("fast", cpu="2", labels={PREFERRED_LABEL: "true"})
+    plain = cluster.create_node("plain", cpu="2")
+    create_pod(cluster, "fast-low", cpu="2", priority_class=priorities.low, node=fast)
+    create_pod(cluster, "plain-mid", cpu="2", priority_class=priorities.mid, node=plain)
+    wait_berth_knows_nodes(berth, [fast, plain])
+    asked = preempt_successes(berth)
+    entry = ExtenderEntry(berth.url, preempt_verb="preempt")
+    run = _berth_run(control_plane, tmp_path, cluster.namespace, "berth-run-preempt", [entry]).start()
+    try:
+        create_pod(
+            cluster,
+            "shy",
+            cpu="1",
+            priority_class=priorities.high,
+            annotations={AVOID_ANNOTATION: "true"},
+        )
+        assert cluster.wait_bound("shy") == plain
+    finally:
+        run.stop()
+    assert kubelet.nominations("shy") == [plain]
+    assert preempt_successes(berth) >= asked + 1
+    kubelet.wait_deleted("plain-mid")
+    untouched = cluster.read_pod("fast-low")
+    assert untouched.metadata.deletion_timestamp is None
