@@ -26,8 +26,9 @@ DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 0
 DEFAULT_PARALLELISM = 16
 DEFAULT_POD_INITIAL_BACKOFF_SECONDS = 1
 DEFAULT_POD_MAX_BACKOFF_SECONDS = 10
-#: The extender client's timeout when ``httpTimeout`` is 0 (``extender.DefaultExtenderTimeout``); not
-#: config defaulting, so the completed config keeps 0.
+#: The extender client's timeout when ``httpTimeout`` is 0 (``extender.DefaultExtenderTimeout``). Not v1
+#: defaulting, but kube-scheduler's client sets it in the configuration it was given, so the completed
+#: configuration shows it.
 DEFAULT_EXTENDER_TIMEOUT = 5.0
 
 #: kube-scheduler v1.36 ``getDefaultPlugins().MultiPoint.Enabled`` with its default feature gates applied

@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 
 import urllib3
 
+from app import logs
 from app.api.extenderv1 import (
     AnswerError,
     decode_binding_result,
@@ -290,6 +291,7 @@ def build_extenders(configs: Sequence[ExtenderConfig]) -> list[HTTPExtender]:
     """
     built = []
     for i, config in enumerate(configs):
+        logs.info("Creating extender", 2, extender=config.url_prefix)
         try:
             built.append(HTTPExtender(config))
         except (OSError, ssl.SSLError, ValueError) as err:
