@@ -1,5 +1,6 @@
-"""``berth run`` calling extenders on the real control plane: ``berth serve`` as its extender, and
-failing extenders (slow, answering 500, down and ignorable, down and required) side by side with a
+"""``berth run`` calling extenders on the real control plane: ``berth serve`` as its extender (filter,
+prioritize and bind; then preempt, narrowing the preemption candidates), and failing extenders (slow,
+answering 500, down and ignorable, down and required, rejecting every node) side by side with a
 stock kube-scheduler given the same extenders, whose behaviour and messages berth must repeat.
 
 The failing extenders manage one extended resource each, marked ``ignoredByScheduler`` (TopoLVM's
