@@ -117,6 +117,10 @@ class NodeScore:
         return f"NodeScore(name={self.name!r}, total={self.total!r}, plugin_scores={self.plugin_scores!r})"
 
 
+def _fits_a_byte(column: Sequence[int]) -> bool:
+    return not column or (min(column) >= 0 and max(column) <= 255)
+
+
 class NodeScores(Sequence[NodeScore]):
     """The scores of one Score run: node names and weighted totals as plain lists, and the
     :class:`NodeScore` objects made only if someone indexes or iterates (explanations, the
@@ -142,11 +146,12 @@ class NodeScores(Sequence[NodeScore]):
         eight-byte pointer. The names and totals, one list each, are shared."""
         plugins, columns = self._columns
         # bytearray, not bytes: built from a list in half the time; nothing writes to it. An
-        # extender's column (score * weight * 10) can exceed a byte and stays a list.
+        # extender's column (its score * weight * 10, unchecked as in kube-scheduler) may not fit a
+        # byte and stays a list.
         return NodeScores(
             self.names,
             self.totals,
-            (plugins, [c if any(v > 255 for v in c) else bytearray(c) for c in columns]),
+            (plugins, [bytearray(c) if _fits_a_byte(c) else c for c in columns]),
         )
 
     def plus(self, names: Sequence[str], columns: Sequence[Sequence[int]]) -> NodeScores:

@@ -215,3 +215,24 @@ def test_a_pod_rejected_by_an_extender_is_moved_by_any_cluster_event() -> None:
     assert {ev.event.resource for ev in events} >= {"Node", "Pod"}
     assert all(ev.hint_fn is None for ev in events)
     assert EXTENDER_NAME not in dict(engine([node("a")]).profiles["default-scheduler"].enqueue_extensions())
+
+
+def test_scores_outside_the_extender_range_are_taken_as_they_come() -> None:
+    """kube-scheduler does not check an extender's scores: 30 and -1 count as 30 and -1 (times weight
+    times 10), and the scores of the cycle can still be kept compactly (berth run's decision traces)."""
+
+    def odd(body: dict[str, Any]) -> tuple[int, Any]:
+        return 200, [{"Host": "a", "Score": 30}, {"Host": "b", "Score": -1}]
+
+    with stub_extender({"prioritize": odd}) as stub:
+        e = engine(
+            [node("a"), node("b")],
+            Extender(url_prefix=stub.url, prioritize_verb="prioritize", weight=2, node_cache_capable=True),
+        )
+        attempt = e.schedule_one(cpu_pod("p", "1"))
+    assert attempt.node == "a" and attempt.result is not None
+    scores = attempt.result.scores
+    by_node = {s.name: s.plugin_scores[stub.url] for s in scores}
+    assert by_node == {"a": 600, "b": -20}
+    compact = scores.compacted()  # type: ignore[attr-defined]
+    assert {s.name: s.plugin_scores[stub.url] for s in compact} == by_node
