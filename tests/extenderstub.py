@@ -30,7 +30,10 @@ class StubExtender:
         *,
         delay: float = 0.0,
         tls: tuple[str, str] | None = None,
+        client_ca: str | None = None,
     ) -> None:
+        """``tls`` (cert file, key file) serves HTTPS; ``client_ca`` then requires a client
+        certificate signed by it."""
         self.handlers = handlers
         self.delay = delay
         self.requests: list[tuple[str, dict[str, Any]]] = []
@@ -64,6 +67,9 @@ class StubExtender:
         if tls is not None:
             ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             ctx.load_cert_chain(*tls)
+            if client_ca is not None:
+                ctx.verify_mode = ssl.CERT_REQUIRED
+                ctx.load_verify_locations(cafile=client_ca)
             self._server.socket = ctx.wrap_socket(self._server.socket, server_side=True)
             self.scheme = "https"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)

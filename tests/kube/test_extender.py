@@ -275,3 +275,32 @@ def test_node_list_in_the_request_is_a_go_node_list() -> None:
     with stub_extender({"filter": lambda body: (200, {"Nodes": body["Nodes"]})}) as stub:
         ext(stub.url, filter_verb="filter").filter(make_pod(), infos("a"))
     assert stub.requests[0][1]["Nodes"] == {"metadata": {}, "items": [node_dict("a")]}
+
+
+def test_client_certificate_from_files_or_data(
+    server_cert: tuple[CA, tuple[Path, Path]], tmp_path: Path
+) -> None:
+    """An extender requiring client certificates: ``certFile``/``keyFile`` and ``certData``/``keyData``
+    both present one; without it the TLS handshake fails."""
+    ca, (cert, key) = server_cert
+    client_ca = CA.create(tmp_path, "clients")
+    client_cert, client_key = client_ca.issue(tmp_path, "kube-scheduler")
+    answer = {"NodeNames": ["a"]}
+    with stub_extender(
+        {"filter": lambda body: (200, answer)}, tls=(str(cert), str(key)), client_ca=str(client_ca.cert_file)
+    ) as stub:
+        common = {"filter_verb": "filter", "node_cache_capable": True}
+        from_files = ExtenderTLSConfig(
+            ca_file=str(ca.cert_file), cert_file=str(client_cert), key_file=str(client_key)
+        )
+        from_data = ExtenderTLSConfig(
+            ca_data=ca.cert_file.read_bytes(),
+            cert_data=client_cert.read_bytes(),
+            key_data=client_key.read_bytes(),
+        )
+        for tls in (from_files, from_data):
+            passed, _, _ = ext(stub.url, tls_config=tls, **common).filter(make_pod(), infos("a"))
+            assert [n.name for n in passed] == ["a"]
+        anonymous = ext(stub.url, tls_config=ExtenderTLSConfig(ca_file=str(ca.cert_file)), **common)
+        with pytest.raises(ExtenderError, match=r'^Post "https://127\.0\.0\.1:\d+/filter": '):
+            anonymous.filter(make_pod(), infos("a"))
