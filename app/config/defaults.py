@@ -17,6 +17,7 @@ __all__ = [
     "default_plugins",
     "merge_plugin_set",
     "merge_plugins",
+    "merge_plugins_with_origins",
 ]
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -25,8 +26,9 @@ DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 0
 DEFAULT_PARALLELISM = 16
 DEFAULT_POD_INITIAL_BACKOFF_SECONDS = 1
 DEFAULT_POD_MAX_BACKOFF_SECONDS = 10
-#: The extender client's timeout when ``httpTimeout`` is 0 (``extender.DefaultExtenderTimeout``); not
-#: config defaulting, so the completed config keeps 0.
+#: The extender client's timeout when ``httpTimeout`` is 0 (``extender.DefaultExtenderTimeout``). Not v1
+#: defaulting, but kube-scheduler's client sets it in the configuration it was given, so the completed
+#: configuration shows it.
 DEFAULT_EXTENDER_TIMEOUT = 5.0
 
 #: kube-scheduler v1.36 ``getDefaultPlugins().MultiPoint.Enabled`` with its default feature gates applied
@@ -72,12 +74,19 @@ def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
       that is also custom-enabled is replaced in place by the (last) custom entry;
     * every other custom entry is appended in order (duplicates included: the framework rejects them).
     """
+    return _merge_plugin_set(default, custom)[0]
+
+
+def _merge_plugin_set(default: PluginSet, custom: PluginSet) -> tuple[PluginSet, list[int | None]]:
+    """:func:`merge_plugin_set`, and for each merged ``enabled`` entry the index of the custom entry
+    it is (None for a default plugin kept as it was)."""
     disabled = [Plugin(p.name) for p in custom.disabled] + [Plugin(p.name) for p in default.disabled]
     disabled_names = {p.name for p in disabled}
     # Like Go's map, a repeated custom plugin keeps its last index.
     custom_index = {p.name: i for i, p in enumerate(custom.enabled)}
     replaced: set[int] = set()
     enabled: list[Plugin] = []
+    origins: list[int | None] = []
     if "*" not in disabled_names:
         for plugin in default.enabled:
             if plugin.name in disabled_names:
@@ -87,8 +96,12 @@ def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
                 plugin = custom.enabled[i]
                 replaced.add(i)
             enabled.append(plugin)
-    enabled.extend(p for i, p in enumerate(custom.enabled) if i not in replaced)
-    return PluginSet(enabled=enabled, disabled=disabled)
+            origins.append(i)
+    for i, p in enumerate(custom.enabled):
+        if i not in replaced:
+            enabled.append(p)
+            origins.append(i)
+    return PluginSet(enabled=enabled, disabled=disabled), origins
 
 
 _POINTS: tuple[str, ...] = ("multiPoint", *EXTENSION_POINTS)
@@ -97,10 +110,21 @@ _ATTRS: tuple[str, ...] = tuple(Plugins.__dataclass_fields__)
 
 def merge_plugins(default: Plugins, custom: Plugins | None) -> Plugins:
     """mergePlugins: :func:`merge_plugin_set` for MultiPoint and every extension point."""
+    return merge_plugins_with_origins(default, custom)[0]
+
+
+def merge_plugins_with_origins(
+    default: Plugins, custom: Plugins | None
+) -> tuple[Plugins, dict[str, list[int | None]]]:
+    """:func:`merge_plugins`, and per extension point (v1 name) where each merged ``enabled`` entry
+    is in the user's list (None: one of the defaults), so errors can point into the user's file."""
     if custom is None:
-        return default
-    merged = {attr: merge_plugin_set(getattr(default, attr), getattr(custom, attr)) for attr in _ATTRS}
-    return Plugins(**merged)
+        return default, {}
+    merged: dict[str, PluginSet] = {}
+    origins: dict[str, list[int | None]] = {}
+    for point, attr in zip(_POINTS, _ATTRS, strict=True):
+        merged[attr], origins[point] = _merge_plugin_set(getattr(default, attr), getattr(custom, attr))
+    return Plugins(**merged), origins
 
 
 def enabled_plugin_names(plugins: Plugins) -> list[str]:

@@ -8,17 +8,28 @@ kube-scheduler's ``--config``; ``dump_config(cfg)`` writes the completed configu
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 from app.api.errors import FieldError
-from app.api.strict import API_VERSION, Obj
-from app.api.validation import child, format_duration, invalid, not_supported, raise_errors, required
+from app.api.strict import API_VERSION, Obj, json_kind
+from app.api.validation import (
+    ConfigErrors,
+    child,
+    format_duration,
+    invalid,
+    not_supported,
+    raise_errors,
+    required,
+)
 from app.config.defaults import (
+    DEFAULT_EXTENDER_TIMEOUT,
     DEFAULT_PARALLELISM,
     DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE,
     DEFAULT_POD_INITIAL_BACKOFF_SECONDS,
@@ -26,7 +37,7 @@ from app.config.defaults import (
     DEFAULT_SCHEDULER_NAME,
     default_plugins,
     enabled_plugin_names,
-    merge_plugins,
+    merge_plugins_with_origins,
 )
 from app.config.types import (
     EXTENSION_POINTS,
@@ -49,6 +60,7 @@ from app.config.validation import validate_configuration, validate_profile_plugi
 __all__ = ["KIND", "ConfigFileError", "dump_config", "load_config", "parse_config", "read_config_file"]
 
 KIND = "KubeSchedulerConfiguration"
+NODE_RESOURCES_FIT = "NodeResourcesFit"
 #: v1 fields of ``Plugins`` berth cannot run; accepted only when they enable nothing.
 _UNSUPPORTED_POINTS = ("placementGenerate", "placementScore")
 _POINT_ATTRS = dict(zip(("multiPoint", *EXTENSION_POINTS), Plugins.__dataclass_fields__, strict=True))
@@ -84,9 +96,17 @@ def _check_duplicates(node: yaml.Node, path: str) -> None:
 
 
 def _load_yaml(text: str) -> object:
+    """The first YAML document of ``text`` (None when there is none).
+
+    kube-scheduler's decoder reads the first document of a multi-document file and ignores the rest,
+    which is not even parsed, so neither is it here.
+    """
     loader = yaml.SafeLoader(text)
     try:
-        node = loader.get_single_node()  # raises ComposerError for multi-document streams
+        loader.get_event()  # the stream's start
+        if loader.check_event(yaml.StreamEndEvent):
+            return None
+        node = loader.compose_document()
         if node is None:
             return None
         _check_duplicates(node, "")
@@ -119,12 +139,6 @@ def read_config_file(path: str) -> Mapping[str, object]:
         raise ConfigFileError(path, f"cannot read: {err}") from None
     try:
         data = _load_yaml(text)
-    except yaml.composer.ComposerError as err:
-        if "expected a single document" in str(err):
-            raise FieldError(
-                "", "expected a single KubeSchedulerConfiguration document, got several"
-            ) from None
-        raise ConfigFileError(path, f"invalid YAML: {err}") from None
     except yaml.YAMLError as err:
         # JSON that YAML rejects (e.g. tab indentation) is still JSON.
         try:
@@ -132,7 +146,8 @@ def read_config_file(path: str) -> Mapping[str, object]:
         except json.JSONDecodeError:
             raise ConfigFileError(path, f"invalid YAML: {err}") from None
     if not isinstance(data, Mapping):
-        raise FieldError("", f"expected a KubeSchedulerConfiguration object, got {type(data).__name__}")
+        got = "an empty document" if data is None else f"{json_kind(data)}"
+        raise FieldError("", f"expected a KubeSchedulerConfiguration object, got {got}")
     return data
 
 
@@ -230,7 +245,9 @@ def _decode_extender(obj: Obj) -> Extender:
         bind_verb=obj.string("bindVerb"),
         enable_https=obj.boolean("enableHTTPS"),
         tls_config=tls,
-        http_timeout=obj.duration("httpTimeout"),
+        # NewHTTPExtender writes DefaultExtenderTimeout into the configuration it was given, which
+        # --write-config-to then prints: the completed configuration says 5s, not 0s.
+        http_timeout=obj.duration("httpTimeout") or DEFAULT_EXTENDER_TIMEOUT,
         node_cache_capable=obj.boolean("nodeCacheCapable"),
         managed_resources=managed,
         ignorable=obj.boolean("ignorable"),
@@ -286,21 +303,43 @@ def _check_type_meta(top: Obj) -> None:
 
 
 def _decode_args(name: str, raw: object, path: str, registry: PluginCatalog) -> object:
-    """Typed args via the plugin's args class (defaulted + validated); otherwise the raw value, as given."""
+    """Typed args via the plugin's args class (defaulted + validated); otherwise the raw value, as given.
+
+    NodeResourcesFit's args are only decoded and defaulted here (see :func:`_validate_fit_args`).
+    """
     args_type = registry.args_type(name) if registry.has(name) else None
     if args_type is None:
         return raw
     if raw is not None and not isinstance(raw, Mapping):
         raise invalid(path, raw, "expected an object")
+    if name == NODE_RESOURCES_FIT and hasattr(args_type, "decode_unvalidated"):
+        return args_type.decode_unvalidated(raw, path)
     return args_type.decode(raw, path)
 
 
-def _complete_profile(raw: _RawProfile, only_profile: bool, registry: PluginCatalog) -> Profile:
-    """setDefaults_KubeSchedulerProfile."""
-    plugins = merge_plugins(default_plugins(registry), raw.plugins)
-    configs = [
-        PluginConfig(name, _decode_args(name, args, path, registry)) for name, args, path in raw.plugin_config
-    ]
+@dataclass(slots=True)
+class _CompletedProfile:
+    """A defaulted profile, the errors of its args (by pluginConfig index) and, for each extension
+    point, where each merged ``enabled`` entry came from in the file (None: berth's defaults)."""
+
+    profile: Profile
+    args_errors: dict[int, list[FieldError]]
+    origins: dict[str, list[int | None]]
+
+
+def _complete_profile(raw: _RawProfile, only_profile: bool, registry: PluginCatalog) -> _CompletedProfile:
+    """setDefaults_KubeSchedulerProfile. Args that do not decode or validate leave their entry's
+    args unset and are reported with the rest of validation, as kube-scheduler aggregates them."""
+    defaults = default_plugins(registry)
+    plugins, origins = merge_plugins_with_origins(defaults, raw.plugins)
+    configs = []
+    args_errors: dict[int, list[FieldError]] = {}
+    for i, (name, args, path) in enumerate(raw.plugin_config):
+        try:
+            configs.append(PluginConfig(name, _decode_args(name, args, path, registry)))
+        except FieldError as err:
+            args_errors[i] = list(err.errors) if isinstance(err, ConfigErrors) else [err]
+            configs.append(PluginConfig(name, None))
     existing = {pc.name for pc in configs}
     for name in enabled_plugin_names(plugins):
         if name in existing or not registry.has(name):
@@ -312,12 +351,13 @@ def _complete_profile(raw: _RawProfile, only_profile: bool, registry: PluginCata
     if scheduler_name is None:
         # Only a single profile gets the default name; validation requires a name otherwise.
         scheduler_name = DEFAULT_SCHEDULER_NAME if only_profile else ""
-    return Profile(
+    profile = Profile(
         scheduler_name=scheduler_name,
         plugins=plugins,
         plugin_config=configs,
         percentage_of_nodes_to_score=raw.percentage,
     )
+    return _CompletedProfile(profile, args_errors, origins)
 
 
 def parse_config(raw: Mapping[str, object], registry: PluginCatalog) -> SchedulerConfiguration:
@@ -335,14 +375,18 @@ def parse_config(raw: Mapping[str, object], registry: PluginCatalog) -> Schedule
     percentage = top.optional_integer("percentageOfNodesToScore")
     initial_backoff = top.optional_integer("podInitialBackoffSeconds", bits=64)
     max_backoff = top.optional_integer("podMaxBackoffSeconds", bits=64)
-    raw_profiles = [_decode_profile(Obj(item, p)) for p, item in top.array("profiles")]
-    extenders = [_decode_extender(Obj(item, p)) for p, item in top.array("extenders")]
+    # A null list item decodes as the zero value (Go's json decoder), e.g. ``profiles: [null]``.
+    raw_profiles = [
+        _decode_profile(Obj({} if item is None else item, p)) for p, item in top.array("profiles")
+    ]
+    extenders = [_decode_extender(Obj({} if item is None else item, p)) for p, item in top.array("extenders")]
     delay_cache = top.boolean("delayCacheUntilActive")
     top.finish()
 
     if not raw_profiles:
         raw_profiles = [_RawProfile(None, None, None)]
-    profiles = [_complete_profile(rp, len(raw_profiles) == 1, registry) for rp in raw_profiles]
+    completed = [_complete_profile(rp, len(raw_profiles) == 1, registry) for rp in raw_profiles]
+    profiles = [c.profile for c in completed]
     profiling = True if enable_profiling is None else enable_profiling
     cfg = SchedulerConfiguration(
         parallelism=DEFAULT_PARALLELISM if parallelism is None else parallelism,
@@ -362,10 +406,125 @@ def parse_config(raw: Mapping[str, object], registry: PluginCatalog) -> Schedule
         extenders=extenders,
         delay_cache_until_active=delay_cache,
     )
-    errors = validate_configuration(cfg)
-    # Like kube-scheduler, framework-level checks only run on a configuration that passed validation.
-    raise_errors(errors or validate_profile_plugins(cfg, registry))
-    return cfg
+    raise_errors(
+        validate_configuration(cfg, {i: c.args_errors for i, c in enumerate(completed) if c.args_errors})
+    )
+    # Then, as scheduler.New: buildExtenders (which edits NodeResourcesFit's args and opens the TLS
+    # files), then each profile's framework (whose plugins validate their own args).
+    raise_errors(_check_extender_tls_files(cfg.extenders))
+    cfg = _with_extender_ignored_resources(cfg)
+    framework_errors = _validate_fit_args(cfg, registry) + validate_profile_plugins(cfg, registry)
+    raise_errors([_in_the_file(err, completed) for err in framework_errors])
+    return _as_completed(cfg, registry)
+
+
+_MERGED_ENTRY = re.compile(r"^profiles\[(\d+)\]\.plugins\.(\w+)\.enabled\[(\d+)\]")
+
+
+def _in_the_file(err: FieldError, completed: Sequence[_CompletedProfile]) -> FieldError:
+    """``err`` with a path into a merged ``enabled`` list pointing at the file's own entry instead
+    (berth's merged list starts with its default plugins; the user wrote the rest)."""
+    m = _MERGED_ENTRY.match(err.path)
+    if m is None:
+        return err
+    profile, point, merged = int(m.group(1)), m.group(2), int(m.group(3))
+    origins = completed[profile].origins.get(point, []) if profile < len(completed) else []
+    origin = origins[merged] if merged < len(origins) else None
+    if origin is None:
+        return err
+    return FieldError(
+        f"profiles[{profile}].plugins.{point}.enabled[{origin}]" + err.path[m.end() :], err.message
+    )
+
+
+def _validate_fit_args(cfg: SchedulerConfiguration, registry: PluginCatalog) -> list[FieldError]:
+    """NodeResourcesFit's args, validated where the plugin is enabled (``NewFit``), as kube-scheduler:
+    its configuration validation never looks at them."""
+    errs: list[FieldError] = []
+    for i, profile in enumerate(cfg.profiles):
+        if NODE_RESOURCES_FIT not in enabled_plugin_names(profile.plugins):
+            continue
+        for j, pc in enumerate(profile.plugin_config):
+            validate = getattr(pc.args, "validate", None)
+            if pc.name == NODE_RESOURCES_FIT and validate is not None:
+                errs.extend(validate(f"profiles[{i}].pluginConfig[{j}].args"))
+    return errs
+
+
+def _check_extender_tls_files(extenders: Sequence[Extender]) -> list[FieldError]:
+    """The TLS files of the extenders must be readable: kube-scheduler opens them when it builds its
+    extender clients and refuses to start otherwise (``open <file>: no such file or directory``)."""
+    errs: list[FieldError] = []
+    for i, ext in enumerate(extenders):
+        tls = ext.tls_config
+        if tls is None:
+            continue
+        files = [
+            ("certFile", tls.cert_file, tls.cert_data),
+            ("keyFile", tls.key_file, tls.key_data),
+            ("caFile", tls.ca_file, tls.ca_data),
+        ]
+        for field_name, path, data in files:
+            if not path or data:
+                continue
+            try:
+                with open(path, "rb"):
+                    pass
+            except OSError as err:
+                reason = (err.strerror or str(err)).lower()
+                errs.append(FieldError(f"extenders[{i}].tlsConfig.{field_name}", f"open {path}: {reason}"))
+    return errs
+
+
+def _as_completed(cfg: SchedulerConfiguration, registry: PluginCatalog) -> SchedulerConfiguration:
+    """Each profile's pluginConfig as the framework keeps it (``NewFramework``): the args of the
+    plugins it runs (enabled at some extension point and registered), sorted by name; the args of
+    other plugins are dropped."""
+    profiles = []
+    for profile in cfg.profiles:
+        needed = set(enabled_plugin_names(profile.plugins))
+        configs = sorted(
+            (
+                pc
+                for pc in profile.plugin_config
+                if pc.name in needed and registry.has(pc.name) and pc.args is not None
+            ),
+            key=lambda pc: pc.name,
+        )
+        profiles.append(dataclasses.replace(profile, plugin_config=configs))
+    return dataclasses.replace(cfg, profiles=profiles)
+
+
+def _with_extender_ignored_resources(cfg: SchedulerConfiguration) -> SchedulerConfiguration:
+    """``buildExtenders``: managed resources with ``ignoredByScheduler`` become every profile's
+    NodeResourcesFit ``ignoredResources`` (replacing what the file gave there, as kube-scheduler).
+
+    A profile without NodeResourcesFit args (the plugin is disabled, so defaulting added none) is
+    kube-scheduler's error ``can't find NodeResourcesFitArgs in plugin config``.
+    """
+    ignored = [r.name for e in cfg.extenders for r in e.managed_resources if r.ignored_by_scheduler]
+    if not ignored:
+        return cfg
+    profiles = []
+    for i, profile in enumerate(cfg.profiles):
+        configs = list(profile.plugin_config)
+        for j, pc in enumerate(configs):
+            if pc.name == NODE_RESOURCES_FIT:
+                if not dataclasses.is_dataclass(pc.args) or not hasattr(pc.args, "ignored_resources"):
+                    raise invalid(
+                        f"profiles[{i}].pluginConfig[{j}].args",
+                        type(pc.args).__name__,
+                        "want args to be of type NodeResourcesFitArgs",
+                    )
+                args = dataclasses.replace(pc.args, ignored_resources=list(ignored))  # type: ignore[type-var]
+                configs[j] = PluginConfig(pc.name, args)
+                break
+        else:
+            raise FieldError(
+                f"profiles[{i}].pluginConfig", "can't find NodeResourcesFitArgs in plugin config"
+            )
+        profiles.append(dataclasses.replace(profile, plugin_config=configs))
+    return dataclasses.replace(cfg, profiles=profiles)
 
 
 # --- writing ----------------------------------------------------------------------------------------------

@@ -220,8 +220,10 @@ class ExtenderManagedResource:
 class Extender:
     """An HTTP scheduler extender.
 
-    kube-scheduler does not default ``weight`` or ``http_timeout`` in the config: ``http_timeout`` 0 means
-    the extender client's ``DefaultExtenderTimeout`` (5s, :data:`app.config.defaults.DEFAULT_EXTENDER_TIMEOUT`).
+    ``weight`` is not defaulted. ``http_timeout`` unset or 0 becomes the extender client's
+    ``DefaultExtenderTimeout`` (5s, :data:`app.config.defaults.DEFAULT_EXTENDER_TIMEOUT`) when the
+    configuration is loaded: kube-scheduler's client writes it into the configuration it was given,
+    so its completed configuration says 5s.
     """
 
     url_prefix: str = ""

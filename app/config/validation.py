@@ -5,16 +5,18 @@ Two layers, run in kube-scheduler's order:
 1. :func:`validate_configuration` ports ``ValidateKubeSchedulerConfiguration`` (validation.go) plus the
    component-base client-connection and leader-election checks;
 2. :func:`validate_profile_plugins` ports what kube-scheduler only finds when it builds each profile's
-   framework (``NewFramework``/``profile.NewMap``): unknown plugins, plugins enabled at an extension point
+   framework (``NewFramework``/``profile.NewMap``): unknown plugins enabled, plugins enabled at an extension point
    they do not implement, double registration, the single queue-sort and at-least-one-bind rules, score
    weights. berth reports these at load time, with field paths.
 
-Plugin args are validated by their own ``decode`` (see :mod:`app.plugins`), during defaulting.
+Plugin args are validated by their own ``decode`` (see :mod:`app.plugins`), during defaulting; their
+errors are listed with the rest. pluginConfig for a plugin that no registry has is accepted and
+ignored, as in kube-scheduler (the framework only reads the args of the plugins it runs).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from app.api.errors import FieldError
@@ -118,8 +120,11 @@ def _validate_plugin_set_for_invalid_plugins(ps: PluginSet, path: str) -> list[F
     ]
 
 
-def _validate_profile(profile: Profile, path: str) -> list[FieldError]:
-    """validateKubeSchedulerProfile + validatePluginConfig (args are already validated by decode)."""
+def _validate_profile(
+    profile: Profile, path: str, args_errors: Mapping[int, Sequence[FieldError]]
+) -> list[FieldError]:
+    """validateKubeSchedulerProfile + validatePluginConfig; ``args_errors`` are the errors the args
+    of each pluginConfig entry (by index) met when they were decoded, reported in its turn."""
     errs: list[FieldError] = []
     if not profile.scheduler_name:
         errs.append(required(child(path, "schedulerName")))
@@ -139,6 +144,7 @@ def _validate_profile(profile: Profile, path: str) -> list[FieldError]:
             seen.add(pc.name)
         if pc.name in _INVALID_PLUGINS:
             errs.append(invalid(pc_path, pc.name, _INVALID_MSG))
+        errs.extend(args_errors.get(i, ()))
     return errs
 
 
@@ -192,15 +198,13 @@ def _plugin_set_value(ps: PluginSet) -> object:
 
 
 def _validate_extenders(extenders: Sequence[Extender], path: str) -> list[FieldError]:
-    """validateExtenders, plus berth's check that ``urlPrefix`` is set."""
+    """validateExtenders. An empty ``urlPrefix`` passes, as in kube-scheduler (every call to such an
+    extender then fails: ``Post "/filter": unsupported protocol scheme ""``)."""
     errs: list[FieldError] = []
     binders = 0
     managed: set[str] = set()
     for i, ext in enumerate(extenders):
         ep = index(path, i)
-        if not ext.url_prefix:
-            # kube-scheduler accepts an empty urlPrefix and then fails every call; berth rejects it.
-            errs.append(required(child(ep, "urlPrefix")))
         if ext.prioritize_verb and ext.weight <= 0:
             errs.append(invalid(child(ep, "weight"), ext.weight, "must have a positive weight applied to it"))
         if ext.bind_verb:
@@ -224,8 +228,14 @@ def _validate_extenders(extenders: Sequence[Extender], path: str) -> list[FieldE
     return errs
 
 
-def validate_configuration(cfg: SchedulerConfiguration) -> list[FieldError]:
-    """ValidateKubeSchedulerConfiguration: every error, in kube-scheduler's order."""
+def validate_configuration(
+    cfg: SchedulerConfiguration, args_errors: Mapping[int, Mapping[int, Sequence[FieldError]]] | None = None
+) -> list[FieldError]:
+    """ValidateKubeSchedulerConfiguration: every error, in kube-scheduler's order.
+
+    ``args_errors`` maps a profile index to the decoding errors of its pluginConfig args (by entry
+    index), listed where kube-scheduler's validation of the args lists them.
+    """
     errs: list[FieldError] = []
     if cfg.client_connection.burst < 0:
         errs.append(invalid("clientConnection.burst", cfg.client_connection.burst, "must be non-negative"))
@@ -246,7 +256,7 @@ def validate_configuration(cfg: SchedulerConfiguration) -> list[FieldError]:
         first_index: dict[str, int] = {}
         for i, profile in enumerate(cfg.profiles):
             path = index("profiles", i)
-            errs.extend(_validate_profile(profile, path))
+            errs.extend(_validate_profile(profile, path, (args_errors or {}).get(i, {})))
             if profile.scheduler_name in first_index:
                 errs.append(
                     duplicate(
@@ -310,15 +320,6 @@ def validate_profile_plugins(cfg: SchedulerConfiguration, registry: PluginCatalo
     for i, profile in enumerate(cfg.profiles):
         path = index("profiles", i)
         name = profile.scheduler_name
-        for j, pc in enumerate(profile.plugin_config):
-            if not registry.has(pc.name):
-                errs.append(
-                    invalid(
-                        child(index(child(path, "pluginConfig"), j), "name"),
-                        pc.name,
-                        f'plugin "{pc.name}" does not exist',
-                    )
-                )
         expanded = expand_plugins(profile.plugins, registry, child(path, "plugins"))
         errs.extend(expanded.errors)
         queue_sort = expanded.points["queueSort"]

@@ -2,7 +2,7 @@
 
 Public API: :func:`decode_args`, :func:`encode_filter_result`, :func:`encode_host_priorities`,
 :func:`encode_error`, :class:`ExtenderArgs`, :class:`FilterResult`, :class:`HostPriority`,
-:class:`NodeCache`, :class:`WireError` (:mod:`app.extender.wire`), and :class:`ExtenderService`, :func:`extender_score`,
+:class:`NodeCache`, :class:`WireError` (:mod:`app.extender.wire`), and :class:`ExtenderService`, :func:`extender_scores`,
 :class:`NoProfileError` (:mod:`app.extender.service`). The HTTP server lives in :mod:`app.server`.
 """
 
@@ -11,8 +11,7 @@ from app.extender.service import (
     UNKNOWN_NODE_REASON,
     ExtenderService,
     NoProfileError,
-    extender_score,
-    max_total_score,
+    extender_scores,
 )
 from app.extender.wire import (
     ExtenderArgs,
@@ -40,6 +39,5 @@ __all__ = [
     "encode_error",
     "encode_filter_result",
     "encode_host_priorities",
-    "extender_score",
-    "max_total_score",
+    "extender_scores",
 ]

@@ -60,8 +60,7 @@ __all__ = [
     "UNKNOWN_NODE_REASON",
     "ExtenderService",
     "NoProfileError",
-    "extender_score",
-    "max_total_score",
+    "extender_scores",
 ]
 
 log = logging.getLogger(__name__)
@@ -85,28 +84,21 @@ class NoProfileError(LookupError):
     """The engine has no profile to run the verbs with."""
 
 
-def extender_score(total: int, max_total: int) -> int:
-    """Map a framework total score onto the extender range 0..10.
+def extender_scores(totals: Sequence[int]) -> list[int]:
+    """Map the candidate nodes' framework totals onto the extender range 0..10.
 
-    ``score = total * 10 // max_total``, where ``max_total = 100 * sum(weights)`` over the profile's
-    Score plugins, the highest total a node can reach. Without Score plugins ``max_total`` is 0 and
-    every node scores 0. kube-scheduler then multiplies the score by the extender's ``weight`` and
-    by ``MaxNodeScore / MaxExtenderPriority`` (10).
+    kube-scheduler's ``DefaultNormalizeScore`` over the nodes of this call: the highest total
+    becomes 10 and every other ``total * 10 // highest`` (Go's integer division), so the node berth
+    prefers always gets the top score and the order of the totals is kept (ties can appear only
+    between totals less than a tenth of the highest apart). When no node scores above 0 (no Score
+    plugins, or all of them skip), every node gets 0. kube-scheduler then multiplies each score by
+    the extender's ``weight`` and by ``MaxNodeScore / MaxExtenderPriority`` (10).
     """
-    if max_total <= 0:
-        return 0
-    return min(MAX_EXTENDER_PRIORITY, max(0, total * MAX_EXTENDER_PRIORITY // max_total))
-
-
-def max_total_score(fwk: Framework) -> int:
-    """``100 * sum(weights)`` over the profile's Score plugins: the highest total a node can reach.
-
-    Only plugins that run at Score count (``score_weights`` also holds the weights of MultiPoint
-    plugins disabled at Score, as kube-scheduler's does). A plugin that skips itself for a pod
-    (PreScore Skip) still counts, so the range does not change from pod to pod.
-    """
-    weights = fwk.score_weights
-    return 100 * sum(weights.get(pl.name, 1) for pl in fwk.score)
+    highest = max(totals, default=0)
+    if highest <= 0:
+        return [0] * len(totals)
+    top = MAX_EXTENDER_PRIORITY
+    return [max(0, total * top // highest) for total in totals]
 
 
 class ExtenderService:
@@ -192,7 +184,7 @@ class ExtenderService:
         return FilterResult(node_names=list(names), failed=failed, unresolvable=unresolvable)
 
     def prioritize(self, args: ExtenderArgs) -> tuple[list[HostPriority], str]:
-        """PreScore + Score on the given nodes, mapped by :func:`extender_score`.
+        """PreScore + Score on the given nodes, mapped by :func:`extender_scores`.
 
         Returns the priorities and an error message ("" on success). On error the list is empty.
         """
@@ -251,18 +243,16 @@ class ExtenderService:
 
     @staticmethod
     def _extender_scores(fwk: Framework, scores: Sequence[NodeScore]) -> Scored:
-        """The nodes' names and framework totals mapped by :func:`extender_score`."""
+        """The nodes' names and framework totals mapped by :func:`extender_scores`; all 0 for a
+        profile without Score plugins (whose every node totals 1: no preference to pass on)."""
         # Names and totals as the plain lists of a NodeScores: no NodeScore object per node.
         if isinstance(scores, NodeScores):
             names, totals = scores.names, scores.totals
         else:
             names, totals = [s.name for s in scores], [s.total for s in scores]
-        max_total = max_total_score(fwk)
-        if max_total <= 0:
+        if not fwk.has_score_plugins():
             return names, [0] * len(names)
-        # extender_score inlined: this runs once per node per /prioritize.
-        top = MAX_EXTENDER_PRIORITY
-        return names, [min(top, max(0, total * top // max_total)) for total in totals]
+        return names, extender_scores(totals)
 
     # --- nodes ---------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from app.api.errors import FieldError
+from app.api.extenderv1 import MAX_EXTENDER_PRIORITY, FilterResult, HostPriority, NodeVictims, fold_keys
 from app.api.objects import Node, Pod, json_type_name, parse_node, parse_pod
 
 __all__ = [
@@ -66,25 +67,6 @@ class ExtenderArgs:
     pod: Pod
     nodes: list[Node] | None
     node_names: list[str] | None
-
-
-@dataclass(slots=True)
-class FilterResult:
-    """``ExtenderFilterResult``: passing nodes in the request's form, failures and an error."""
-
-    nodes: list[Node] | None = None
-    node_names: list[str] | None = None
-    failed: dict[str, str] | None = None
-    unresolvable: dict[str, str] | None = None
-    error: str = ""
-
-
-@dataclass(slots=True)
-class HostPriority:
-    """One entry of ``HostPriorityList``."""
-
-    host: str
-    score: int
 
 
 # --- decoding ---------------------------------------------------------------------------
@@ -166,7 +148,7 @@ def decode_args(
     With ``node_cache``, node objects already parsed (same name, uid and resourceVersion) are
     taken from it; with ``pod_memo``, a pod equal to the last one decoded is not parsed again.
     """
-    fields = _fold(_load_object(body, "ExtenderArgs"), _ARGS_FIELDS)
+    fields = fold_keys(_load_object(body, "ExtenderArgs"), _ARGS_FIELDS)
     raw_pod = _required_pod(fields)
     raw_nodes = fields.get("Nodes")
     raw_names = fields.get("NodeNames")
@@ -205,7 +187,7 @@ def _required_pod(fields: Mapping[str, Any]) -> dict[str, Any]:
 def _decode_node_list(raw: Any, node_cache: NodeCache | None) -> list[Node]:
     if not isinstance(raw, dict):
         raise WireError(f"Nodes: expected an object (v1.NodeList), got {json_type_name(raw)}")
-    fields = _fold(raw, _NODE_LIST_FIELDS)
+    fields = fold_keys(raw, _NODE_LIST_FIELDS)
     if "items" not in fields:
         raise WireError("Nodes.items: Required value: a v1.NodeList carries its nodes in items")
     items = fields["items"]
@@ -227,16 +209,6 @@ def _decode_names(raw: Any) -> list[str]:
             if not isinstance(name, str):
                 raise WireError(f"NodeNames[{i}]: expected a string, got {json_type_name(name)}") from None
     return raw
-
-
-def _fold(obj: Mapping[str, Any], fields: Mapping[str, str]) -> dict[str, Any]:
-    """Pick ``fields`` out of ``obj`` by case-insensitive key, later keys winning (Go's decoder)."""
-    out: dict[str, Any] = {}
-    for key, value in obj.items():
-        name = fields.get(key.casefold())
-        if name is not None:
-            out[name] = value
-    return out
 
 
 # --- encoding ---------------------------------------------------------------------------
@@ -264,9 +236,6 @@ def encode_host_priorities(priorities: Sequence[HostPriority]) -> bytes:
     """``HostPriorityList``: a bare JSON array of ``{"Host", "Score"}``."""
     return encode_scores([p.host for p in priorities], [p.score for p in priorities])
 
-
-MAX_EXTENDER_PRIORITY = 10
-"""``extenderv1.MaxExtenderPriority``: extender scores are integers in 0..10."""
 
 _HOST_PREFIXES: dict[str, bytes] = {}
 """Node name -> ``{"Host":"<name>","Score":``, the part of an entry that repeats from call to call."""
@@ -309,21 +278,6 @@ _META_POD_FIELDS = {"uid": "UID"}
 
 
 @dataclass(slots=True)
-class NodeVictims:
-    """One node's ``Victims`` / ``MetaVictims``: the pods to evict there, most important first.
-
-    ``uids`` is always set, in the order sent. ``pods`` holds the parsed objects when they came in
-    full (``NodeNameToVictims``, ``nodeCacheCapable: false``), index for index with ``uids``; it is
-    None for ``MetaVictims``, which carry UIDs only. A full object without ``metadata.uid`` gets
-    berth's ``namespace/name`` stand-in (kube-scheduler always sends the UID).
-    """
-
-    uids: list[str]
-    num_pdb_violations: int = 0
-    pods: list[Pod] | None = None
-
-
-@dataclass(slots=True)
 class PreemptionArgs:
     """A decoded ``ExtenderPreemptionArgs``: the preemptor and the proposed victims by node name.
 
@@ -351,7 +305,7 @@ class PreemptionResult:
 
 def decode_preemption_args(body: bytes) -> PreemptionArgs:
     """Decode an ``ExtenderPreemptionArgs`` body; raise :class:`WireError` naming the field."""
-    fields = _fold(_load_object(body, "ExtenderPreemptionArgs"), _PREEMPTION_ARGS_FIELDS)
+    fields = fold_keys(_load_object(body, "ExtenderPreemptionArgs"), _PREEMPTION_ARGS_FIELDS)
     raw_pod = _required_pod(fields)
     raw_full = fields.get("NodeNameToVictims")
     raw_meta = fields.get("NodeNameToMetaVictims")
@@ -376,7 +330,7 @@ def _decode_victims_map(raw: Any, name: str, *, full: bool) -> dict[str, NodeVic
         if not isinstance(entry, dict):
             # A null entry too: kube-scheduler never sends one (it would dereference it itself).
             raise WireError(f"{path}: expected an object ({entry_type}), got {json_type_name(entry)}")
-        fields = _fold(entry, _VICTIMS_FIELDS)
+        fields = fold_keys(entry, _VICTIMS_FIELDS)
         num = fields.get("NumPDBViolations")
         if num is None:  # absent or null: Go leaves the int64 at 0
             num = 0
@@ -400,7 +354,7 @@ def _decode_victims_map(raw: Any, name: str, *, full: bool) -> dict[str, NodeVic
 def _decode_meta_pod(raw: Any, path: str) -> str:
     if not isinstance(raw, dict):
         raise WireError(f"{path}: expected an object (MetaPod), got {json_type_name(raw)}")
-    uid = _fold(raw, _META_POD_FIELDS).get("UID")
+    uid = fold_keys(raw, _META_POD_FIELDS).get("UID")
     if uid is None:  # absent or null: Go's zero string
         return ""
     if not isinstance(uid, str):

@@ -390,3 +390,68 @@ EXTENSION_POINTS: dict[str, type[Plugin]] = {
 def extension_points_of(plugin_class: type[Plugin]) -> frozenset[str]:
     """The extension points a plugin class implements."""
     return frozenset(name for name, iface in EXTENSION_POINTS.items() if issubclass(plugin_class, iface))
+
+
+EXTENDER_NAME = "Extender"
+"""``framework.ExtenderName``: what a pod's unschedulable plugins record when extenders rejected nodes."""
+
+ExtenderVictims = dict[str, tuple[list[Pod], int]]
+"""Node name → (the pods to evict there, the PDB violations they cause): ``map[string]*Victims``."""
+
+
+class ExtenderError(Exception):
+    """A call to an extender failed (no answer, a non-200 answer, an answer that does not decode, or
+    an answer carrying an ``Error``); the message is kube-scheduler's for the same failure."""
+
+
+class Extender(Protocol):
+    """An HTTP scheduler extender (``framework.Extender``), called by the scheduling cycle and preemption.
+
+    Every call raises :class:`ExtenderError` on failure; what the caller does then depends on
+    :attr:`ignorable`, as in kube-scheduler.
+    """
+
+    name: str
+    """The extender's ``urlPrefix`` (kube-scheduler names extenders by it in logs and scores)."""
+    ignorable: bool
+    weight: int
+
+    def is_interested(self, pod: Pod) -> bool:
+        """Whether ``pod`` is the extender's business (any managed resource, or none configured)."""
+        ...
+
+    def is_filter(self) -> bool:
+        """Whether the extender has a filter verb."""
+        ...
+
+    def is_prioritizer(self) -> bool:
+        """Whether the extender has a prioritize verb."""
+        ...
+
+    def is_binder(self) -> bool:
+        """Whether the extender has a bind verb."""
+        ...
+
+    def supports_preemption(self) -> bool:
+        """Whether the extender has a preempt verb."""
+        ...
+
+    def filter(
+        self, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[NodeInfo], Mapping[str, str], Mapping[str, str]]:
+        """The nodes that pass, FailedNodes and FailedAndUnresolvableNodes."""
+        ...
+
+    def prioritize(self, pod: Pod, nodes: Sequence[NodeInfo]) -> list[tuple[str, int]]:
+        """(host, score 0..10) pairs; multiplied by :attr:`weight` by the caller."""
+        ...
+
+    def process_preemption(
+        self, pod: Pod, victims: ExtenderVictims, lister: NodeInfoLister
+    ) -> ExtenderVictims:
+        """The candidates the extender keeps, their victims resolved in ``lister``'s pods."""
+        ...
+
+    def bind(self, pod: Pod, node_name: str) -> None:
+        """Bind ``pod`` to ``node_name`` through the extender."""
+        ...

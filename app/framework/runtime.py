@@ -19,6 +19,7 @@ from app.framework.events import (
 )
 from app.framework.expansion import expand
 from app.framework.interfaces import (
+    EXTENDER_NAME,
     MAX_NODE_SCORE,
     BindPlugin,
     EnqueueExtensions,
@@ -116,6 +117,10 @@ class NodeScore:
         return f"NodeScore(name={self.name!r}, total={self.total!r}, plugin_scores={self.plugin_scores!r})"
 
 
+def _fits_a_byte(column: Sequence[int]) -> bool:
+    return not column or (min(column) >= 0 and max(column) <= 255)
+
+
 class NodeScores(Sequence[NodeScore]):
     """The scores of one Score run: node names and weighted totals as plain lists, and the
     :class:`NodeScore` objects made only if someone indexes or iterates (explanations, the
@@ -140,8 +145,22 @@ class NodeScores(Sequence[NodeScore]):
         normalized score (0 to 100, checked before a NodeScores is made) takes a byte instead of an
         eight-byte pointer. The names and totals, one list each, are shared."""
         plugins, columns = self._columns
-        # bytearray, not bytes: built from a list in half the time; nothing writes to it.
-        return NodeScores(self.names, self.totals, (plugins, [bytearray(c) for c in columns]))
+        # bytearray, not bytes: built from a list in half the time; nothing writes to it. An
+        # extender's column (its score * weight * 10, unchecked as in kube-scheduler) may not fit a
+        # byte and stays a list.
+        return NodeScores(
+            self.names,
+            self.totals,
+            (plugins, [bytearray(c) if _fits_a_byte(c) else c for c in columns]),
+        )
+
+    def plus(self, names: Sequence[str], columns: Sequence[Sequence[int]]) -> NodeScores:
+        """These scores with more (already weighted) columns, the extenders', added to the totals."""
+        plugins, own = self._columns
+        totals = list(self.totals)
+        for column in columns:
+            totals = [t + c for t, c in zip(totals, column, strict=True)]
+        return NodeScores(self.names, totals, ([*plugins, *names], [*own, *columns]))
 
     def _materialize(self) -> list[NodeScore]:
         items = self._items
@@ -341,6 +360,10 @@ class Framework:
             )
             if events:
                 out.append((name, events))
+        if getattr(self.handle, "extenders", ()):
+            # defaultEnqueueExtension: extenders have no hints, so a pod they rejected (its
+            # unschedulable plugins name "Extender") is moved by any cluster event.
+            out.append((EXTENDER_NAME, unroll_wildcard_resource()))
         return out
 
     def queueing_hint_map(self) -> QueueingHintMap:

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from app import logs
+from app.api.extenderv1 import MAX_EXTENDER_PRIORITY
 from app.api.objects import Pod
 from app.backend.cache.cache import Cache
 from app.backend.cache.snapshot import Snapshot
 from app.framework.cycle_state import CycleState
-from app.framework.interfaces import FilterPlugin, PluginError
+from app.framework.interfaces import (
+    EXTENDER_NAME,
+    MAX_NODE_SCORE,
+    Extender,
+    ExtenderError,
+    FilterPlugin,
+    PluginError,
+)
 from app.framework.runtime import (
     Framework,
     NodeScore,
@@ -80,6 +90,7 @@ class Algorithm:
         rng: random.Random | None = None,
         nominated_pods: NominatedPods | None = None,
         any_nominated: Callable[[], bool] | None = None,
+        extenders: Sequence[Extender] = (),
     ) -> None:
         self.cache = cache
         self.snapshot = Snapshot()
@@ -90,6 +101,9 @@ class Algorithm:
         # Whether any pod is nominated at all: when none is (the common case), filtering skips the
         # per-node lookup of nominated pods.
         self.any_nominated = any_nominated
+        # kube-scheduler's order: non-ignorable extenders first (see app.kube.extender.build_extenders).
+        self.extenders = list(extenders)
+        self._prioritizing: ThreadPoolExecutor | None = None
 
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod) -> ScheduleResult:
         """Pick a node for ``pod``; raise FitError, NoNodesAvailable or SchedulingError."""
@@ -148,7 +162,48 @@ class Algorithm:
             if all_nodes:
                 processed = len(feasible) + len(diagnosis.node_to_status)
                 self.next_start_node_index = (self.next_start_node_index + processed) % len(all_nodes)
-        return feasible, diagnosis
+        if not self.extenders:
+            return feasible, diagnosis
+        after = self.find_nodes_that_pass_extenders(pod, feasible, diagnosis)
+        if len(after) != len(feasible):
+            # Extenders have no queueing hints: a pod they rejected is moved by any cluster event.
+            diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+        return after, diagnosis
+
+    def find_nodes_that_pass_extenders(
+        self, pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis
+    ) -> list[NodeInfo]:
+        """``findNodesThatPassExtenders``: each interested extender filters what the previous left.
+
+        An ignorable extender's failure is logged and skipped; any other's fails the attempt with
+        its message. Failed nodes get Unschedulable statuses with the extender's message,
+        FailedAndUnresolvableNodes UnschedulableAndUnresolvable ones (those win for a node in both).
+        """
+        statuses = diagnosis.node_to_status.statuses
+        for extender in self.extenders:
+            if not feasible:
+                break
+            if not extender.is_interested(pod):
+                continue
+            try:
+                passed, failed, unresolvable = extender.filter(pod, feasible)
+            except ExtenderError as err:
+                if extender.ignorable:
+                    logs.info(
+                        "Skipping extender as it returned error and has ignorable flag set",
+                        0,
+                        extender=extender.name,
+                        err=str(err),
+                    )
+                    continue
+                raise SchedulingError(Status(Code.ERROR, str(err))) from None
+            for name, message in unresolvable.items():
+                statuses[name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, message)
+            for name, message in failed.items():
+                if name not in unresolvable:
+                    statuses[name] = Status(Code.UNSCHEDULABLE, message)
+            feasible = passed
+        return feasible
 
     def _evaluate_nominated_node(
         self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis
@@ -157,6 +212,8 @@ class Algorithm:
         if node is None:
             return []
         feasible = self._find_nodes_that_pass_filters(fwk, state, pod, diagnosis, [node])
+        if self.extenders:
+            feasible = self.find_nodes_that_pass_extenders(pod, feasible, diagnosis)
         return feasible
 
     def _find_nodes_that_pass_filters(
@@ -180,7 +237,9 @@ class Algorithm:
             else self.percentage_of_nodes_to_score
         )
         to_find = num_feasible_nodes_to_find(percentage, n)
-        if not fwk.has_score_plugins():
+        if not fwk.has_score_plugins() and not any(
+            e.is_filter() or e.is_prioritizer() for e in self.extenders
+        ):
             to_find = 1
         start = self.next_start_node_index % n
         order = [*nodes[start:], *nodes[:start]] if start else nodes
@@ -252,8 +311,9 @@ class Algorithm:
     def prioritize_nodes(
         self, fwk: Framework, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> Sequence[NodeScore]:
-        """PreScore + Score; without score plugins every node scores 1 (``prioritizeNodes``)."""
-        if not fwk.has_score_plugins():
+        """PreScore + Score, plus the extenders' weighted scores; without score plugins and
+        extenders every node scores 1 (``prioritizeNodes``)."""
+        if not self.extenders and not fwk.has_score_plugins():
             return [NodeScore(n.name, 1) for n in nodes]
         status = fwk.run_pre_score_plugins(state, pod, nodes)
         if status is not None:
@@ -261,7 +321,67 @@ class Algorithm:
         scores, status = fwk.run_score_plugins(state, pod, nodes)
         if status is not None:
             raise SchedulingError(status)
+        if self.extenders and nodes:
+            return self._add_extender_scores(pod, nodes, scores)
         return scores
+
+    def _add_extender_scores(
+        self, pod: Pod, nodes: Sequence[NodeInfo], scores: Sequence[NodeScore]
+    ) -> Sequence[NodeScore]:
+        """Each interested extender's ``score * weight * MaxNodeScore/MaxExtenderPriority`` added to
+        the nodes' totals, as a score column named by the extender's URL prefix.
+
+        The extenders are asked at once, as kube-scheduler's goroutines; a failing one (ignorable
+        or not) gives no score. Hosts an extender names twice add up; hosts it names that were not
+        asked about are dropped.
+        """
+        interested = [e for e in self.extenders if e.is_interested(pod)]
+        if not interested:
+            return scores
+        if len(interested) == 1:
+            answers = [self._prioritize(interested[0], pod, nodes)]
+        else:
+            if self._prioritizing is None:
+                self._prioritizing = ThreadPoolExecutor(
+                    max_workers=len(self.extenders), thread_name_prefix="prioritizing-extender"
+                )
+            pool = self._prioritizing
+            answers = list(pool.map(lambda e: self._prioritize(e, pod, nodes), interested))
+        index = {n.name: i for i, n in enumerate(nodes)}
+        scale = MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY
+        names, columns = [], []
+        for extender, answer in zip(interested, answers, strict=True):
+            if answer is None:
+                continue
+            column = [0] * len(nodes)
+            for host, score in answer:
+                i = index.get(host)
+                if i is not None:
+                    column[i] += score * extender.weight * scale
+            names.append(extender.name)
+            columns.append(column)
+        if not isinstance(scores, NodeScores):  # run_score_plugins always makes one; kept general
+            plugins = list(scores[0].plugin_scores) if scores else []
+            scores = NodeScores(
+                [s.name for s in scores],
+                [s.total for s in scores],
+                (plugins, [[s.plugin_scores.get(p, 0) for s in scores] for p in plugins]),
+            )
+        return scores.plus(names, columns)
+
+    @staticmethod
+    def _prioritize(extender: Extender, pod: Pod, nodes: Sequence[NodeInfo]) -> list[tuple[str, int]] | None:
+        try:
+            return extender.prioritize(pod, nodes)
+        except ExtenderError as err:
+            logs.info(
+                "Failed to run extender's priority function. No score given by this extender.",
+                5,
+                error=str(err),
+                pod=pod.key,
+                extender=extender.name,
+            )
+            return None
 
     def select_host(self, scores: Sequence[NodeScore]) -> str:
         """A node with the highest total, chosen uniformly at random among ties."""

@@ -20,6 +20,8 @@ from app.framework.cycle_state import CycleState
 from app.framework.interfaces import (
     Binder,
     ClusterActions,
+    Extender,
+    ExtenderError,
     FilterPlugin,
     NodeInfoLister,
     ObjectLister,
@@ -154,6 +156,11 @@ class _Handle:
         return self._engine.nominator
 
     @property
+    def extenders(self) -> Sequence[Extender]:
+        """The configured extenders (preemption asks those with a preempt verb)."""
+        return self._engine.algorithm.extenders
+
+    @property
     def cluster_actions(self) -> ClusterActions:
         """Where preemption evicts victims."""
         return self._engine.cluster_actions
@@ -224,7 +231,10 @@ class Engine:
         binder: Binder | None = None,
         seed: int | None = None,
         cluster_actions: ClusterActions | None = None,
+        extenders: Sequence[Extender] = (),
     ) -> None:
+        """``extenders`` are called by the scheduling cycle, preemption and binding (``berth run``,
+        ``berth simulate``); the extender face (``berth serve``) passes none."""
         self.cfg = cfg
         self.cache = cache if cache is not None else Cache()
         self.rng = random.Random(seed)
@@ -240,6 +250,7 @@ class Engine:
             self.rng,
             self.nominator.nominated_pods_for_node,
             any_nominated=lambda: len(self.nominator) > 0,
+            extenders=extenders,
         )
         self.objects = objects if objects is not None else ClusterObjects()
         self.binder = binder if binder is not None else CacheBinder(self.cache)
@@ -366,8 +377,10 @@ class Engine:
             assumed = dataclasses.replace(pod, node_name=host)
         status: Status | None = fwk.run_pre_bind_plugins(state, assumed, host)
         if status is None:
-            bound = fwk.run_bind_plugins(state, assumed, host)
-            status = None if bound.is_success() else bound
+            by_extender, status = self._extenders_binding(assumed, host)
+            if not by_extender:
+                bound = fwk.run_bind_plugins(state, assumed, host)
+                status = None if bound.is_success() else bound
         if status is not None:
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
             if self.cache.is_assumed(assumed):
@@ -376,6 +389,27 @@ class Engine:
         self.cache.finish_binding(assumed)
         fwk.run_post_bind_plugins(state, assumed, host)
         return attempt
+
+    def _extenders_binding(self, pod: Pod, host: str) -> tuple[bool, Status | None]:
+        """``extendersBinding``: the first interested binder extender binds instead of the Bind
+        plugins; an ignorable one that fails is skipped (then the next, or the plugins, bind)."""
+        for extender in self.algorithm.extenders:
+            if not extender.is_binder() or not extender.is_interested(pod):
+                continue
+            try:
+                extender.bind(pod, host)
+            except ExtenderError as err:
+                if extender.ignorable:
+                    logs.info(
+                        "Skipping extender in bind as it returned error and has ignorable flag set",
+                        0,
+                        extender=extender.name,
+                        err=str(err),
+                    )
+                    continue
+                return True, Status(Code.ERROR, str(err))
+            return True, None
+        return False, None
 
     # --- the extender's verbs --------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from app.config.types import SchedulerConfiguration
 from app.framework.registry import Registry
+from app.kube.extender import build_extenders
 from app.scheduler.scheduler import Engine
 from app.simulate.report import (
     OUTPUT_FORMATS,
@@ -46,8 +47,12 @@ __all__ = [
 def new_engine(
     state: ClusterState, cfg: SchedulerConfiguration, registry: Registry, seed: int | None = None
 ) -> Engine:
-    """A fresh Engine for ``state``: its plugins see the state's other objects; ``seed`` fixes tie-breaking."""
-    return Engine(cfg, registry, objects=state.objects, seed=seed)
+    """A fresh Engine for ``state``: its plugins see the state's other objects; ``seed`` fixes tie-breaking.
+
+    The configuration's extenders are called as ``berth run`` calls them (their /bind included:
+    an extender that binds for real would bind; simulate only ever passes the state's pods).
+    """
+    return Engine(cfg, registry, objects=state.objects, seed=seed, extenders=build_extenders(cfg.extenders))
 
 
 def simulate(

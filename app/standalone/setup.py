@@ -25,6 +25,7 @@ from app.framework.registry import Registry
 from app.kube.actions import ApiBinder, ApiClusterActions
 from app.kube.client import KubeClient
 from app.kube.events import EventBroadcaster
+from app.kube.extender import build_extenders
 from app.kube.informer import PODS, InformerSet
 from app.kube.leaderelection import default_identity
 from app.kube.leasecandidate import LeaseCandidate
@@ -106,7 +107,14 @@ def setup(cfg: SchedulerConfiguration, registry: Registry, options: Options) -> 
     status = PodStatusWriter(client)
     objects = ClusterObjects()
     actions = ApiClusterActions(client, lambda pod: recorders.get(pod.scheduler_name), status)
-    engine = Engine(cfg, registry, objects=objects, binder=ApiBinder(client), cluster_actions=actions)
+    engine = Engine(
+        cfg,
+        registry,
+        objects=objects,
+        binder=ApiBinder(client),
+        cluster_actions=actions,
+        extenders=build_extenders(cfg.extenders),
+    )
     queue = PriorityQueue.for_profiles(
         engine.profiles,
         pod_initial_backoff=float(cfg.pod_initial_backoff_seconds),

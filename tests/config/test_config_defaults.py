@@ -245,16 +245,17 @@ def test_profile_percentage_is_not_propagated(catalog: Any) -> None:
     assert cfg.profiles[0].percentage_of_nodes_to_score == 50
 
 
-def test_explicit_plugin_config_comes_first_and_is_defaulted(catalog: Any) -> None:
+def test_completed_plugin_config_is_sorted_by_name_and_defaulted(catalog: Any) -> None:
+    """The framework keeps the args sorted by plugin name (``NewFramework``), whatever the file's order."""
     raw = {
         **V1,
         "profiles": [{"pluginConfig": [{"name": "NodeResourcesFit", "args": {"ignoredResources": ["foo"]}}]}],
     }
     [prof] = parse_config(raw, catalog).profiles
     assert [pc.name for pc in prof.plugin_config] == [
-        "NodeResourcesFit",
         "NodeAffinity",
         "NodeResourcesBalancedAllocation",
+        "NodeResourcesFit",
     ]
     fit = prof.args_for("NodeResourcesFit")
     assert isinstance(fit, NodeResourcesFitArgs)
@@ -286,7 +287,27 @@ def test_untyped_args_kept_raw(catalog: Any) -> None:
     }
     [prof] = parse_config(raw, catalog).profiles
     assert prof.args_for("OutOfTreePlugin") == {"foo": "bar"}
-    assert prof.plugin_config[1].name == "NodePorts" and prof.plugin_config[1].args is None
+    # An entry without args is not kept (the framework keeps only args that are set).
+    assert "NodePorts" not in [pc.name for pc in prof.plugin_config]
+
+
+def test_args_of_plugins_not_run_are_accepted_and_dropped(catalog: Any) -> None:
+    """kube-scheduler accepts pluginConfig for a disabled plugin or one no registry has, and its
+    completed configuration leaves them out."""
+    raw = {
+        **V1,
+        "profiles": [
+            {
+                "plugins": {"multiPoint": {"disabled": [{"name": "NodeAffinity"}]}},
+                "pluginConfig": [
+                    {"name": "SomeoneElsesPlugin", "args": {"anything": "goes"}},
+                    {"name": "NodeAffinity", "args": {}},
+                ],
+            }
+        ],
+    }
+    [prof] = parse_config(raw, catalog).profiles
+    assert [pc.name for pc in prof.plugin_config] == ["NodeResourcesBalancedAllocation", "NodeResourcesFit"]
 
 
 def test_disabled_plugin_gets_no_default_args(catalog: Any) -> None:

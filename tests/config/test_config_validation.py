@@ -171,7 +171,7 @@ CASES: dict[str, tuple[Callable[[dict[str, Any]], None], list[str]]] = {
         _set(["profiles", 0, "plugins", "score", "enabled"], [{"name": "PodTopologySpread", "weight": 2}]),
         [],
     ),
-    "extender-no-url-prefix (berth)": (_set(["extenders", 0, "urlPrefix"], ""), ["extenders[0].urlPrefix"]),
+    "extender-no-url-prefix": (_set(["extenders", 0, "urlPrefix"], ""), []),
     "burst-negative": (_set(["clientConnection", "burst"], -1), ["clientConnection.burst"]),
     "backoff-initial-zero-is-defaulted-only-when-unset": (
         _set(["podInitialBackoffSeconds"], 0),
@@ -257,18 +257,21 @@ def test_unknown_plugin_at_extension_point(catalog: Any) -> None:
     )
 
 
-def test_unknown_plugin_in_multipoint_and_plugin_config(catalog: Any) -> None:
+def test_unknown_plugin_in_multipoint_is_named_at_its_place_in_the_file(catalog: Any) -> None:
     with pytest.raises(FieldError) as exc:
-        parse_config(one_profile({"multiPoint": {"enabled": [{"name": "Foo"}]}}), catalog)
+        parse_config(
+            one_profile(
+                {"multiPoint": {"enabled": [{"name": "ImageLocality", "weight": 3}, {"name": "Foo"}]}}
+            ),
+            catalog,
+        )
+    # enabled[1] of the file, not the position after berth's default plugins in the merged list.
     assert (
         str(exc.value)
-        == 'profiles[0].plugins.multiPoint.enabled[11].name: Invalid value: "Foo": plugin "Foo" does not exist'
+        == 'profiles[0].plugins.multiPoint.enabled[1].name: Invalid value: "Foo": plugin "Foo" does not exist'
     )
-    with pytest.raises(FieldError) as exc:
-        parse_config(one_profile({}, [{"name": "VolumeBinding", "args": {}}]), catalog)
-    assert str(exc.value) == (
-        'profiles[0].pluginConfig[0].name: Invalid value: "VolumeBinding": plugin "VolumeBinding" does not exist'
-    )
+    # Args for a plugin no registry has are no error (kube-scheduler ignores them).
+    parse_config(one_profile({}, [{"name": "VolumeBinding", "args": {}}]), catalog)
 
 
 def test_plugin_not_extending_point(catalog: Any) -> None:
@@ -290,7 +293,7 @@ def test_double_registration(catalog: Any) -> None:
         parse_config(
             one_profile({"multiPoint": {"enabled": [{"name": "NodeName"}, {"name": "NodeName"}]}}), catalog
         )
-    assert exc.value.path == "profiles[0].plugins.multiPoint.enabled[11].name"
+    assert exc.value.path == "profiles[0].plugins.multiPoint.enabled[0].name"
 
 
 def test_queue_sort_and_bind_counts(catalog: Any) -> None:

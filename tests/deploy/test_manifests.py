@@ -252,12 +252,14 @@ def _berth_config(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[s
 def _kube_scheduler_config(argv: list[str], out: Path) -> dict[str, Any]:
     """``kube-scheduler ARGV --write-config-to OUT``: exit 0 and the configuration it completed.
 
-    ``--master`` gives it an API server address (any: nothing is contacted before the file is written)."""
+    ``--master`` gives it an API server address (any: nothing is contacted before the file is written);
+    ``--secure-port=0`` keeps it from listening."""
     done = subprocess.run(
         [
             str(default_bin_dir() / "kube-scheduler"),
             *argv,
             "--master=https://127.0.0.1:1",
+            "--secure-port=0",  # no listener: the default port may be taken on a shared machine
             f"--write-config-to={out}",
         ],
         capture_output=True,

@@ -74,7 +74,9 @@ class BerthScheduler(Process):
         extra_args: tuple[str, ...] = (),
         verbosity: int = 3,
         scheduler_name: str = SCHEDULER_NAME,
+        extra_config: str = "",
     ) -> None:
+        """``extra_config`` is YAML appended to the configuration's top level (``extenders: ...``)."""
         super().__init__(name, workdir / f"{name}.log")
         self.kubeconfig = kubeconfig
         self.port = free_port()
@@ -91,6 +93,7 @@ class BerthScheduler(Process):
                 namespace=namespace,
                 scheduler_name=scheduler_name,
             )
+            + extra_config
         )
         self.client_ca = client_ca
         self.client_cert = client_cert

@@ -2,24 +2,29 @@
 
 from __future__ import annotations
 
+import itertools
+from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from extender.conftest import ALLOCATABLE, cluster_engine
+from hypothesis import given
+from hypothesis import strategies as st
 
-from app.api.objects import Node
+from app.api.objects import Node, parse_pod
 from app.config import load_config
 from app.extender.service import (
     UNKNOWN_NODE_REASON,
     ExtenderService,
     NoProfileError,
-    extender_score,
-    max_total_score,
+    extender_scores,
 )
 from app.extender.wire import ExtenderArgs
 from app.plugins.registry import in_tree_registry
 from app.scheduler.algorithm import SchedulingError
 from app.scheduler.scheduler import Engine
+from app.simulate import load_state, new_engine
 from builders import make_node, make_pod
 
 ONE_CPU = [{"cpu": "1"}]
@@ -99,20 +104,17 @@ def test_scheduling_errors_are_reported_not_raised(engine: Engine, monkeypatch: 
 
 
 @pytest.mark.parametrize(
-    ("total", "max_total", "score"),
+    ("totals", "scores"),
     [
-        (0, 800, 0),
-        (799, 800, 9),
-        (800, 800, 10),
-        (400, 800, 5),
-        (79, 800, 0),
-        (80, 800, 1),
-        (5, 0, 0),
-        (900, 800, 10),
+        ([463, 435], [10, 9]),  # examples/state.yaml: node-3 and node-1
+        ([800, 799, 400, 80, 79, 0], [10, 9, 5, 1, 0, 0]),
+        ([0, 0], [0, 0]),  # nothing scored: no preference
+        ([5], [10]),
+        ([], []),
     ],
 )
-def test_extender_score(total: int, max_total: int, score: int) -> None:
-    assert extender_score(total, max_total) == score
+def test_extender_scores_normalize_over_the_candidates(totals: list[int], scores: list[int]) -> None:
+    assert extender_scores(totals) == scores
 
 
 def test_prioritize_maps_totals_onto_0_to_10_and_leaves_unknown_nodes_out(engine: Engine) -> None:
@@ -121,16 +123,13 @@ def test_prioritize_maps_totals_onto_0_to_10_and_leaves_unknown_nodes_out(engine
     assert error == ""
     assert [p.host for p in priorities] == ["n1", "n2"]
     fwk = service.framework()
-    max_total = 100 * sum(fwk.score_weights.values())
-    # TaintToleration 3, NodeAffinity/PodTopologySpread/InterPodAffinity 2, the other three 1.
-    assert max_total == max_total_score(fwk) == 1200  # 3 + 2 + 2 + 2 + 1 + 1 + 1
     pod = make_pod("web", ONE_CPU)
     snapshot = engine.algorithm.snapshot
     expected = engine.score_nodes(fwk, pod, [snapshot.get("n1"), snapshot.get("n2")])  # type: ignore[list-item]
-    assert [p.score for p in priorities] == [s.total * 10 // max_total for s in expected]
-    assert all(isinstance(p.score, int) and 0 <= p.score <= 10 for p in priorities)
-    # The idle node scores at least as well as the busy one.
-    assert priorities[1].score >= priorities[0].score
+    highest = max(s.total for s in expected)
+    assert [p.score for p in priorities] == [s.total * 10 // highest for s in expected]
+    # The idle node scores highest and gets the top of the range.
+    assert priorities[1].score == 10 > priorities[0].score
 
 
 def test_prioritize_in_nodes_mode(engine: Engine) -> None:
@@ -152,7 +151,6 @@ def test_prioritize_without_score_plugins_scores_zero(tmp_path: pytest.TempPathF
     engine = Engine(load_config(str(config), registry), registry)
     engine.cache.add_node(make_node("a"))
     engine.cache.add_node(make_node("b"))
-    assert max_total_score(ExtenderService(engine).framework()) == 0
     priorities, error = ExtenderService(engine).prioritize(names_args("a", "b"))
     assert (error, [(p.host, p.score) for p in priorities]) == ("", [("a", 0), ("b", 0)])
 
@@ -328,3 +326,60 @@ def test_nothing_is_computed_ahead_for_a_single_node_or_the_nodes_form() -> None
     priorities, _ = service.prioritize(args)
     assert [p.host for p in priorities] == ["n2", "n9"]
     assert counts_since(before) == (0, 0)
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.mark.parametrize(
+    "state_file", ["state.yaml", *sorted(p.name for p in (EXAMPLES / "simulate").glob("*.yaml"))]
+)
+def test_the_order_of_berths_totals_survives_the_mapping_on_the_examples(state_file: str) -> None:
+    """For every pending pod of the example, over the nodes that pass /filter: the node with the
+    highest total gets 10, a higher total never gets a lower score, and totals a tenth of the
+    highest or more apart get different scores."""
+    path = EXAMPLES / state_file if state_file == "state.yaml" else EXAMPLES / "simulate" / state_file
+    state = load_state(str(path))
+    registry = in_tree_registry()
+    engine = new_engine(state, load_config(None, registry), registry, seed=1)
+    for node in state.nodes:
+        engine.cache.add_node(node)
+    for pod in state.running:
+        engine.cache.add_pod(pod)
+    service = ExtenderService(engine)
+    checked = 0
+    pods = [p.pod for p in state.pending]
+    if state_file == "state.yaml":  # its pod is the one of the example requests
+        pods.append(parse_pod(orjson.loads((EXAMPLES / "prioritize.json").read_bytes())["Pod"]))
+    for pod in pods:
+        names = [n.name for n in state.nodes]
+        passed = service.filter(ExtenderArgs(pod, None, names)).node_names or []
+        if len(passed) < 2:
+            continue
+        fwk = service.framework()
+        snapshot = engine.algorithm.snapshot
+        totals = {s.name: s.total for s in engine.score_nodes(fwk, pod, [snapshot.get(n) for n in passed])}  # type: ignore[misc]
+        scores = {p.host: p.score for p in service.prioritize(ExtenderArgs(pod, None, passed))[0]}
+        highest = max(totals.values())
+        assert all(scores[n] == 10 for n, t in totals.items() if t == highest)
+        for a, total_a in totals.items():
+            for b, total_b in totals.items():
+                if total_a > total_b:
+                    assert scores[a] >= scores[b], (pod.key, totals, scores)
+                if total_a - total_b >= highest / 10:
+                    assert scores[a] > scores[b], (pod.key, totals, scores)
+        checked += 1
+    # Every example with a choice to make was checked: gated-priority.yaml has a single node, and
+    # each pod of unschedulable.yaml fits one node at most.
+    assert checked > 0 or state_file in ("gated-priority.yaml", "unschedulable.yaml")
+
+
+@given(st.lists(st.integers(min_value=0, max_value=100 * 20), min_size=1, max_size=50))
+def test_the_mapping_keeps_order_and_uses_the_top_of_the_range(totals: list[int]) -> None:
+    scores = extender_scores(totals)
+    assert all(0 <= s <= 10 for s in scores)
+    if max(totals) > 0:
+        assert scores[totals.index(max(totals))] == 10
+    for (ta, sa), (tb, sb) in itertools.product(zip(totals, scores, strict=True), repeat=2):
+        if ta > tb:
+            assert sa >= sb

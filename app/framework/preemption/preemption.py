@@ -8,8 +8,9 @@ pick the best candidate (``pickOneNodeForPreemption``) and actuate it through th
 The plugin-specific parts (eligibility, victim selection, candidate counts) come from a
 :class:`PreemptionInterface`, as kube-scheduler's ``preemption.Interface``; DefaultPreemption is
 the in-tree implementation. berth runs the dry run sequentially in node order from the random
-offset and stops exactly where kube-scheduler's parallel run would be cancelled. berth has no
-extender client, so step 3 of Preempt (``callExtenders``) does nothing.
+offset and stops exactly where kube-scheduler's parallel run would be cancelled. Step 3
+(``callExtenders``) hands the candidates to the extenders with a preempt verb, through the
+handle's ``extenders``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Protocol
 from app import logs
 from app.api.objects import Pod, pod_priority
 from app.framework.cycle_state import CycleState
-from app.framework.interfaces import Handle, PostFilterResult
+from app.framework.interfaces import Extender, ExtenderError, ExtenderVictims, Handle, PostFilterResult
 from app.framework.preemption.executor import Executor
 from app.framework.preemption.pdb import PodDisruptionBudget, list_pdbs
 from app.framework.preemption.util import earliest_pod_start_time
@@ -138,6 +139,10 @@ class Evaluator:
             message = fit_error_message(len(all_nodes), node_to_status)
             return PostFilterResult("", "override"), Status(Code.UNSCHEDULABLE, message)
 
+        candidates, status = self.call_extenders(pod, candidates)
+        if status is not None:
+            return None, status
+
         best = self.select_candidate(candidates)
         if best is None or not best.name:
             return None, Status(Code.UNSCHEDULABLE, "no candidate node for preemption")
@@ -146,6 +151,52 @@ class Evaluator:
         if status is not None and not status.is_success():
             return None, status
         return PostFilterResult(best.name, "override", victims=list(best.victims.pods)), Status(Code.SUCCESS)
+
+    def call_extenders(self, pod: Pod, candidates: list[Candidate]) -> tuple[list[Candidate], Status | None]:
+        """``callExtenders``: each interested extender with a preempt verb narrows the candidates.
+
+        An extender's answer replaces the candidates for the next one; a kept node without victims
+        is dropped for an ignorable extender and an error otherwise, as is a failed call.
+        """
+        extenders: Sequence[Extender] = getattr(self.handle, "extenders", ())
+        if not extenders:
+            return candidates, None
+        victims: ExtenderVictims = {
+            c.name: (c.victims.pods, c.victims.num_pdb_violations) for c in candidates
+        }
+        if not victims:
+            return candidates, None
+        for extender in extenders:
+            if not extender.supports_preemption() or not extender.is_interested(pod):
+                continue
+            try:
+                answer = extender.process_preemption(pod, victims, self.handle.snapshot)
+            except ExtenderError as err:
+                if extender.ignorable:
+                    logs.info(
+                        "Skipped extender as it returned error and has ignorable flag set",
+                        2,
+                        extender=extender.name,
+                        err=str(err),
+                    )
+                    continue
+                return [], Status(Code.ERROR, str(err))
+            for node, (pods, _) in list(answer.items()):
+                if pods:
+                    continue
+                if not extender.ignorable:
+                    return [], Status(Code.ERROR, f'expected at least one victim pod on node "{node}"')
+                del answer[node]
+                logs.info(
+                    "Ignored node for which the extender didn't report victims",
+                    2,
+                    node=node,
+                    extender=extender.name,
+                )
+            victims = answer
+            if not victims:
+                break
+        return [Candidate(node, Victims(list(pods), n)) for node, (pods, n) in victims.items()], None
 
     def find_candidates(
         self, state: CycleState, all_nodes: Sequence[NodeInfo], pod: Pod, m: NodeToStatus

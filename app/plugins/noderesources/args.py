@@ -169,6 +169,18 @@ class NodeResourcesFitArgs:
     @classmethod
     def decode(cls, raw: Mapping[str, object] | None, path: str) -> Self:
         """Strictly decode v1 args, apply SetDefaults_NodeResourcesFitArgs, then validate."""
+        args = cls.decode_unvalidated(raw, path)
+        raise_errors(args.validate(path))
+        return args
+
+    @classmethod
+    def decode_unvalidated(cls, raw: Mapping[str, object] | None, path: str) -> Self:
+        """Strictly decode and default, without :meth:`validate`.
+
+        kube-scheduler's configuration validation skips NodeResourcesFit's args (its validator is
+        registered under the name "NodeResourcesFitArgs", which no plugin has); they are validated
+        when the plugin is built, so only where NodeResourcesFit is enabled.
+        """
         obj = Obj({} if raw is None else raw, path)
         check_type_meta(obj, FIT_KIND)
         ignored = obj.string_list("ignoredResources")
@@ -188,9 +200,7 @@ class NodeResourcesFitArgs:
             ss.finish()
             strategy = ScoringStrategy(stype, resources, param)
         obj.finish()
-        args = cls(ignored, groups, strategy)
-        raise_errors(args.validate(path))
-        return args
+        return cls(ignored, groups, strategy)
 
     def validate(self, path: str = "") -> list[FieldError]:
         """ValidateNodeResourcesFitArgs."""
