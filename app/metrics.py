@@ -245,3 +245,159 @@ def add_unschedulable_pods(plugin: str, profile: str, delta: int) -> None:
 def observe_queueing_hint(plugin: str, event: str, hint: str, seconds: float) -> None:
     """Record one queueing hint call (hint "Queue", "QueueSkip" or "Error")."""
     _child(QUEUEING_HINT_EXECUTION_DURATION, plugin, event, hint).observe(seconds)
+
+
+# --- exposition: kube's text format and the metrics flags ----------------------------------------
+
+# Stability of each family (component-base prefixes HELP with it); families not listed are ALPHA.
+STABILITY: dict[str, str] = {
+    "scheduler_schedule_attempts": "STABLE",
+    "scheduler_scheduling_attempt_duration_seconds": "STABLE",
+    "scheduler_preemption_victims": "STABLE",
+    "scheduler_preemption_attempts": "STABLE",
+    "scheduler_pending_pods": "STABLE",
+    "scheduler_pod_scheduling_attempts": "STABLE",
+    "scheduler_framework_extension_point_duration_seconds": "STABLE",
+    "scheduler_queue_incoming_pods": "STABLE",
+    "scheduler_goroutines": "BETA",
+    "scheduler_pod_scheduling_sli_duration_seconds": "BETA",
+    "scheduler_permit_wait_duration_seconds": "BETA",
+    "scheduler_unschedulable_pods": "BETA",
+    "scheduler_plugin_evaluation_total": "BETA",
+}
+# Families outside kube's stability framework print no marker (client-go's, component-base's own).
+UNMARKED_PREFIXES = ("http_", "python_", "process_", "berth_")
+
+
+def go_float(value: float) -> str:
+    """Go's ``strconv.FormatFloat(v, 'g', -1, 64)``, as Prometheus' Go client writes numbers and
+    ``le`` labels: ``1`` (not ``1.0``), ``0.005``, ``1e-05``, ``1.6384e+06``, ``+Inf``."""
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "+Inf" if value > 0 else "-Inf"
+    if value == 0:
+        return "0"
+    text = repr(float(value))
+    mantissa, _, exp_text = text.partition("e")
+    sign = "-" if mantissa.startswith("-") else ""
+    mantissa = mantissa.lstrip("-")
+    whole, _, frac = mantissa.partition(".")
+    digits = (whole + frac).lstrip("0")
+    # decimal exponent of the first significant digit
+    if whole.strip("0"):
+        exp = len(whole.lstrip("0")) - 1
+    else:
+        exp = -(len(frac) - len(frac.lstrip("0")) + 1)
+    exp += int(exp_text or 0)
+    digits = digits.rstrip("0") or "0"
+    if exp < -4 or exp >= 6:  # the shortest form decides with precision 6
+        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{body}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if exp >= len(digits) - 1:
+        return sign + digits + "0" * (exp - len(digits) + 1)
+    if exp >= 0:
+        return sign + digits[: exp + 1] + "." + digits[exp + 1 :]
+    return sign + "0." + "0" * (-exp - 1) + digits
+
+
+class Exposition:
+    """What ``--disabled-metrics`` and ``--allow-metric-labels`` ask of /metrics.
+
+    A disabled family is left out. A label with an allow-list shows values outside it as
+    ``unexpected``, the series that then share labels summed, as component-base's constrained
+    label values do.
+    """
+
+    def __init__(self, disabled: frozenset[str], allow_list: dict[tuple[str, str], frozenset[str]]) -> None:
+        self.disabled = disabled
+        self.allow_list = allow_list
+
+    @classmethod
+    def of(cls, *, disabled: Iterable[str] = (), allow_list: dict[str, str] | None = None) -> Exposition:
+        """From the flags' values (``"metric,label" -> "v1,v2"``); ValueError on a malformed key."""
+        allowed: dict[tuple[str, str], frozenset[str]] = {}
+        for key, values in (allow_list or {}).items():
+            metric, sep, label = key.partition(",")
+            if not sep or not metric.strip() or not label.strip() or "," in label:
+                raise ValueError(f'"{key}": the key must be <MetricName>,<LabelName>')
+            allowed[(metric.strip(), label.strip())] = frozenset(
+                v.strip() for v in values.split(",") if v.strip()
+            )
+        return cls(frozenset(d.strip() for d in disabled if d.strip()), allowed)
+
+
+def load_allow_list_manifest(path: str) -> dict[str, str]:
+    """``--allow-metric-labels-manifest``: a YAML file ``allowListMapping: {"metric,label": "v1,v2"}``."""
+    import yaml
+
+    with open(path, encoding="utf-8") as fh:
+        data = yaml.safe_load(fh) or {}
+    mapping = data.get("allowListMapping") if isinstance(data, dict) else None
+    if not isinstance(mapping, dict):
+        raise ValueError("allowListMapping: expected a map of 'metric,label' to 'value,value'")
+    return {str(k): str(v) for k, v in mapping.items()}
+
+
+_exposition = Exposition(frozenset(), {})
+
+
+def configure_exposition(exposition: Exposition) -> None:
+    """Apply the metrics flags to every later /metrics answer of this process."""
+    global _exposition
+    _exposition = exposition
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _help(name: str, documentation: str) -> str:
+    if name.startswith(UNMARKED_PREFIXES):
+        text = documentation
+    else:
+        text = f"[{STABILITY.get(name, 'ALPHA')}] {documentation}"
+    return text.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def render(registry: CollectorRegistry = REGISTRY, exposition: Exposition | None = None) -> bytes:
+    """The registry in Prometheus text format 0.0.4 as kube components write it: Go number format,
+    stability markers in HELP, no ``_created`` series, the metrics flags applied, families with no
+    series left out (as Prometheus' Go client does)."""
+    rules = exposition or _exposition
+    out: list[str] = []
+    for family in registry.collect():
+        name = family.name
+        type_ = family.type
+        exposed = name + "_total" if type_ == "counter" and not name.endswith("_total") else name
+        if exposed in rules.disabled or name in rules.disabled:
+            continue
+        samples = [s for s in family.samples if not s.name.endswith("_created")]
+        if not samples:
+            continue
+        constrained = {
+            label: allowed for (metric, label), allowed in rules.allow_list.items() if metric == exposed
+        }
+        merged: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+        for sample in samples:
+            labels = sample.labels
+            if constrained:
+                labels = {
+                    k: (v if k not in constrained or v in constrained[k] or k == "le" else "unexpected")
+                    for k, v in labels.items()
+                }
+            # Go's client sorts label pairs by name; a bucket's le comes last
+            key = (sample.name, tuple(sorted(labels.items(), key=lambda kv: (kv[0] == "le", kv[0]))))
+            merged[key] = merged.get(key, 0.0) + sample.value
+        out.append(f"# HELP {exposed} {_help(exposed, family.documentation)}\n")
+        out.append(f"# TYPE {exposed} {'untyped' if type_ == 'unknown' else type_}\n")
+        for (sample_name, pairs), value in merged.items():
+            if pairs:
+                text = ",".join(
+                    f'{k}="{go_float(float(v)) if k == "le" and v != "+Inf" else _escape(v)}"'
+                    for k, v in pairs
+                )
+                out.append(f"{sample_name}{{{text}}} {go_float(value)}\n")
+            else:
+                out.append(f"{sample_name} {go_float(value)}\n")
+    return "".join(out).encode()

@@ -45,9 +45,12 @@ KUBE_EMULATION_VERSION = "1.36"
 class Options:
     """What Setup needs besides the configuration (flags that are not part of it)."""
 
-    kubeconfig: str | None = None
+    kubeconfig: str | None = (
+        None  # overrides clientConnection.kubeconfig (tests; berth run folds its flag into cfg)
+    )
     master: str | None = None
     identity: str = field(default_factory=default_identity)
+    pod_max_in_unschedulable_pods_duration: float = 300.0  # --pod-max-in-unschedulable-pods-duration
 
 
 @dataclass(slots=True)
@@ -111,6 +114,7 @@ def setup(cfg: SchedulerConfiguration, registry: Registry, options: Options) -> 
         engine.profiles,
         pod_initial_backoff=float(cfg.pod_initial_backoff_seconds),
         pod_max_backoff=float(cfg.pod_max_backoff_seconds),
+        pod_max_in_unschedulable_pods_duration=options.pod_max_in_unschedulable_pods_duration,
         nominator=engine.nominator,
     )
     informers = scheduler_informers(client, engine, queue, objects)
