@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import HistogramMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.utils import floatToGoString
 
 
@@ -29,11 +29,10 @@ SCHEDULING_ATTEMPT_DURATION = Histogram(
     ["result", "profile"],
     buckets=exponential_buckets(0.001, 2, 15),
 )
-FRAMEWORK_EXTENSION_POINT_DURATION = Histogram(
-    "scheduler_framework_extension_point_duration_seconds",
-    "Latency for running all plugins of a specific extension point.",
-    ["extension_point", "status", "profile"],
-    buckets=exponential_buckets(0.0001, 2, 12),
+SCHEDULING_ALGORITHM_DURATION = Histogram(
+    "scheduler_scheduling_algorithm_duration_seconds",
+    "Scheduling algorithm latency in seconds",
+    buckets=exponential_buckets(0.001, 2, 15),
 )
 
 
@@ -123,6 +122,57 @@ class BulkHistogram:
         yield family
 
 
+FRAMEWORK_EXTENSION_POINT_DURATION = BulkHistogram(
+    "scheduler_framework_extension_point_duration_seconds",
+    "Latency for running all plugins of a specific extension point.",
+    ["extension_point", "status", "profile"],
+    buckets=exponential_buckets(0.0001, 2, 12),
+)
+
+
+class BulkCounter:
+    """A labelled counter incremented by the thousand (plugin evaluations per node): a dict of
+    floats behind one lock, exposed as a regular counter family."""
+
+    def __init__(self, name: str, documentation: str, labelnames: Sequence[str]) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.labelnames = list(labelnames)
+        self._values: dict[tuple[str, ...], float] = {}
+        self._lock = threading.Lock()
+        REGISTRY.register(self)
+
+    def add(self, labels: tuple[str, ...], amount: float = 1.0) -> None:
+        """Add ``amount`` to the series ``labels``."""
+        with self._lock:
+            self._values[labels] = self._values.get(labels, 0.0) + amount
+
+    def value(self, labels: tuple[str, ...]) -> float:
+        """The series' value (0 when it has none)."""
+        with self._lock:
+            return self._values.get(labels, 0.0)
+
+    def describe(self) -> list[Metric]:
+        """The family without samples."""
+        return [CounterMetricFamily(self.name, self.documentation, labels=self.labelnames)]
+
+    def collect(self) -> Iterator[Metric]:
+        """Every series."""
+        family = CounterMetricFamily(self.name, self.documentation, labels=self.labelnames)
+        with self._lock:
+            snapshot = list(self._values.items())
+        for labels, value in snapshot:
+            family.add_metric(list(labels), value)
+        yield family
+
+
+PLUGIN_EVALUATION_TOTAL = BulkCounter(
+    "scheduler_plugin_evaluation",
+    "Number of attempts to schedule pods by each plugin and the extension point (available only in PreFilter, "
+    "Filter, PreScore, and Score).",
+    ["plugin", "extension_point", "profile"],
+)
+
 PLUGIN_EXECUTION_DURATION = BulkHistogram(
     "scheduler_plugin_execution_duration_seconds",
     "Duration for running a plugin at a specific extension point.",
@@ -151,11 +201,6 @@ def observe_attempt(result: str, profile: str, seconds: float) -> None:
     SCHEDULING_ATTEMPT_DURATION.labels(result, profile).observe(seconds)
 
 
-# prometheus_client's labels() costs microseconds per call: the labelled children of the
-# extension-point histogram are looked up once and kept.
-_point_children: dict[tuple[str, str, str], Any] = {}
-
-
 def observe_plugin(plugin: str, extension_point: str, status: str, seconds: float) -> None:
     """Record one plugin call's duration (scheduler_plugin_execution_duration_seconds)."""
     PLUGIN_EXECUTION_DURATION.observe((plugin, extension_point, status), seconds)
@@ -175,13 +220,18 @@ def observe_plugin_repeated(
 
 def observe_extension_point(extension_point: str, status: str, profile: str, seconds: float) -> None:
     """Record one extension point's duration (scheduler_framework_extension_point_duration_seconds)."""
-    key = (extension_point, status, profile)
-    child = _point_children.get(key)
-    if child is None:
-        child = _point_children[key] = FRAMEWORK_EXTENSION_POINT_DURATION.labels(
-            extension_point, status, profile
-        )
-    child.observe(seconds)
+    FRAMEWORK_EXTENSION_POINT_DURATION.observe((extension_point, status, profile), seconds)
+
+
+def observe_filter_nodes(profile: str, status: str, seconds_per_node: float, nodes: int) -> None:
+    """kube times the Filter extension point once per node checked; berth filters the nodes plugin
+    by plugin, so a cycle records ``nodes`` observations of its per-node mean."""
+    FRAMEWORK_EXTENSION_POINT_DURATION.observe_repeated(("Filter", status, profile), seconds_per_node, nodes)
+
+
+def count_plugin_evaluations(plugin: str, extension_point: str, profile: str, times: int) -> None:
+    """``scheduler_plugin_evaluation_total``: ``plugin`` ran ``times`` times at the point."""
+    PLUGIN_EVALUATION_TOTAL.add((plugin, extension_point, profile), times)
 
 
 # --- scheduling queue ---------------------------------------------------------------------------
@@ -247,6 +297,175 @@ def observe_queueing_hint(plugin: str, event: str, hint: str, seconds: float) ->
     _child(QUEUEING_HINT_EXECUTION_DURATION, plugin, event, hint).observe(seconds)
 
 
+# --- the rest of kube-scheduler's families ----------------------------------------------------
+
+EVENT_HANDLING_DURATION = Histogram(
+    "scheduler_event_handling_duration_seconds",
+    "Event handling latency in seconds.",
+    ["event"],
+    buckets=exponential_buckets(0.0001, 2, 12),
+)
+INFLIGHT_EVENTS = Gauge(
+    "scheduler_inflight_events",
+    "Number of events currently tracked in the scheduling queue.",
+    ["event"],
+)
+GOROUTINES = Gauge(
+    "scheduler_goroutines",
+    "Number of running goroutines split by the work they do such as binding.",
+    ["operation"],
+)
+PERMIT_WAIT_DURATION = Histogram(
+    "scheduler_permit_wait_duration_seconds",
+    "Duration of waiting on permit.",
+    ["result"],
+    buckets=exponential_buckets(0.001, 2, 15),
+)
+
+
+class CacheSizeCollector:
+    """``scheduler_cache_size{type}``: the scheduler cache's nodes, pods and assumed pods, read from
+    the cache at each scrape (kube copies them into a gauge every second)."""
+
+    name = "scheduler_cache_size"
+    documentation = "Number of nodes, pods, and assumed (bound) pods in the scheduler cache."
+
+    def __init__(self) -> None:
+        self.sizes: Callable[[], tuple[int, int, int]] | None = None
+        REGISTRY.register(self)
+
+    def describe(self) -> list[Metric]:
+        """The family without samples."""
+        return [GaugeMetricFamily(self.name, self.documentation, labels=["type"])]
+
+    def collect(self) -> Iterator[Metric]:
+        """The cache's current sizes (no series before a cache is tracked)."""
+        family = GaugeMetricFamily(self.name, self.documentation, labels=["type"])
+        if self.sizes is not None:
+            nodes, pods, assumed = self.sizes()
+            family.add_metric(["assumed_pods"], assumed)
+            family.add_metric(["pods"], pods)
+            family.add_metric(["nodes"], nodes)
+        yield family
+
+
+CACHE_SIZE = CacheSizeCollector()
+POD_SCHEDULED_AFTER_FLUSH = Counter(
+    "scheduler_pod_scheduled_after_flush",
+    "Number of pods that were successfully scheduled after being flushed from unschedulablePods due to timeout. "
+    "This metric helps detect potential queueing hint misconfigurations or event handling issues.",
+)
+PREEMPTION_GOROUTINES_DURATION = Histogram(
+    "scheduler_preemption_goroutines_duration_seconds",
+    "Duration in seconds for running goroutines for the preemption.",
+    ["result"],
+    buckets=exponential_buckets(0.01, 2, 20),
+)
+PREEMPTION_GOROUTINES_EXECUTION = Counter(
+    "scheduler_preemption_goroutines_execution",
+    "Number of preemption goroutines executed.",
+    ["result"],
+)
+ASYNC_API_CALL_EXECUTION = Counter(
+    "scheduler_async_api_call_execution",
+    "Total number of API calls executed by the async dispatcher.",
+    ["call_type", "result"],
+)
+ASYNC_API_CALL_DURATION = Histogram(
+    "scheduler_async_api_call_execution_duration_seconds",
+    "Duration in seconds for executing API call in the async dispatcher.",
+    ["call_type", "result"],
+    buckets=exponential_buckets(0.001, 2, 15),
+)
+PENDING_ASYNC_API_CALLS = Gauge(
+    "scheduler_pending_async_api_calls",
+    "Number of API calls currently pending in the async queue.",
+    ["call_type"],
+)
+VOLUME_BINDER_CACHE_REQUESTS = Counter(
+    "scheduler_volume_binder_cache_requests",
+    "Total number for request volume binding cache",
+    ["operation"],
+)
+VOLUME_SCHEDULING_STAGE_ERROR = Counter(
+    "scheduler_volume_scheduling_stage_error",
+    "Volume scheduling stage error count",
+    ["operation"],
+)
+BINDING = "binding"
+PRIORITIZING_EXTENDER = "prioritizing_extender"
+
+
+def observe_event_handling(event: str, seconds: float) -> None:
+    """One informer event handled (``scheduler_event_handling_duration_seconds``)."""
+    _child(EVENT_HANDLING_DURATION, event).observe(seconds)
+
+
+def observe_async_call(call_type: str, result: str, seconds: float) -> None:
+    """One API call of berth's asynchronous writers finished (``call_type`` as kube's dispatcher:
+    ``pod_binding``, ``pod_status_patch``, ...)."""
+    _child(ASYNC_API_CALL_EXECUTION, call_type, result).inc()
+    _child(ASYNC_API_CALL_DURATION, call_type, result).observe(seconds)
+
+
+# --- client-go's rest_client_* (berth's own API calls) --------------------------------------------
+
+REST_CLIENT_REQUESTS = Counter(
+    "rest_client_requests",
+    "Number of HTTP requests, partitioned by status code, method, and host.",
+    ["code", "host", "method"],
+)
+REST_CLIENT_REQUEST_DURATION = Histogram(
+    "rest_client_request_duration_seconds",
+    "Request latency in seconds. Broken down by verb, and host.",
+    ["host", "verb"],
+    buckets=[0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0],
+)
+REST_CLIENT_RATE_LIMITER_DURATION = Histogram(
+    "rest_client_rate_limiter_duration_seconds",
+    "Client side rate limiter latency in seconds. Broken down by verb, and host.",
+    ["host", "verb"],
+    buckets=[0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0],
+)
+_SIZE_BUCKETS = [
+    64.0,
+    256.0,
+    512.0,
+    1024.0,
+    4096.0,
+    16384.0,
+    65536.0,
+    262144.0,
+    1048576.0,
+    4194304.0,
+    16777216.0,
+]
+REST_CLIENT_REQUEST_SIZE = Histogram(
+    "rest_client_request_size_bytes",
+    "Request size in bytes. Broken down by verb and host.",
+    ["host", "verb"],
+    buckets=_SIZE_BUCKETS,
+)
+REST_CLIENT_RESPONSE_SIZE = Histogram(
+    "rest_client_response_size_bytes",
+    "Response size in bytes. Broken down by verb and host.",
+    ["host", "verb"],
+    buckets=_SIZE_BUCKETS,
+)
+
+
+def observe_rest_call(
+    host: str, method: str, code: int, seconds: float, waited: float, sent: int, received: int
+) -> None:
+    """One request of berth's API client (``code`` 0: no answer, kube's ``<error>``)."""
+    verb = method.upper()
+    _child(REST_CLIENT_REQUESTS, str(code) if code else "<error>", host, verb).inc()
+    _child(REST_CLIENT_REQUEST_DURATION, host, verb).observe(seconds)
+    _child(REST_CLIENT_RATE_LIMITER_DURATION, host, verb).observe(waited)
+    _child(REST_CLIENT_REQUEST_SIZE, host, verb).observe(sent)
+    _child(REST_CLIENT_RESPONSE_SIZE, host, verb).observe(received)
+
+
 # --- exposition: kube's text format and the metrics flags ----------------------------------------
 
 # Stability of each family (component-base prefixes HELP with it); families not listed are ALPHA.
@@ -260,6 +479,7 @@ STABILITY: dict[str, str] = {
     "scheduler_framework_extension_point_duration_seconds": "STABLE",
     "scheduler_queue_incoming_pods": "STABLE",
     "scheduler_goroutines": "BETA",
+    "rest_client_requests": "ALPHA",
     "scheduler_pod_scheduling_sli_duration_seconds": "BETA",
     "scheduler_permit_wait_duration_seconds": "BETA",
     "scheduler_unschedulable_pods": "BETA",
@@ -352,11 +572,11 @@ def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
-def _help(name: str, documentation: str) -> str:
+def _help(name: str, base: str, documentation: str) -> str:
     if name.startswith(UNMARKED_PREFIXES):
         text = documentation
     else:
-        text = f"[{STABILITY.get(name, 'ALPHA')}] {documentation}"
+        text = f"[{STABILITY.get(base, 'ALPHA')}] {documentation}"
     return text.replace("\\", "\\\\").replace("\n", "\\n")
 
 
@@ -389,7 +609,7 @@ def render(registry: CollectorRegistry = REGISTRY, exposition: Exposition | None
             # Go's client sorts label pairs by name; a bucket's le comes last
             key = (sample.name, tuple(sorted(labels.items(), key=lambda kv: (kv[0] == "le", kv[0]))))
             merged[key] = merged.get(key, 0.0) + sample.value
-        out.append(f"# HELP {exposed} {_help(exposed, family.documentation)}\n")
+        out.append(f"# HELP {exposed} {_help(exposed, name, family.documentation)}\n")
         out.append(f"# TYPE {exposed} {'untyped' if type_ == 'unknown' else type_}\n")
         for (sample_name, pairs), value in merged.items():
             if pairs:

@@ -43,9 +43,9 @@ from app.server.httpserver import HttpServer, Listener
 from app.server.paths import PathPatternError, PathSet
 from app.server.rules import RulesError, StaticRules
 from app.server.tlsoptions import (
+    GO_CIPHERS,
     GO_CURVES,
     INSECURE_CIPHERS,
-    PREFERRED_CIPHERS,
     TLS_VERSIONS,
     NamedCertKey,
     TLSOptionError,
@@ -163,7 +163,8 @@ def add_secure_serving_flags(
         metavar="STRINGS",
         help="Comma-separated list of cipher suites for the server (Go's names, mapped to OpenSSL's). If "
         "omitted, the default cipher suites will be used; TLS 1.3 suites are accepted and not configurable. "
-        f"Preferred values: {', '.join(PREFERRED_CIPHERS)}. Insecure values: {', '.join(INSECURE_CIPHERS)}.",
+        f"Preferred values: {', '.join(sorted(set(GO_CIPHERS) - set(INSECURE_CIPHERS)))}. "
+        f"Insecure values: {', '.join(INSECURE_CIPHERS)}.",
     )
     group.add_argument(
         "--tls-curve-preferences",

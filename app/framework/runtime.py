@@ -361,6 +361,7 @@ class Framework:
         return_status: Status | None = None
         try:
             for pl in self.pre_filter:
+                metrics.count_plugin_evaluations(pl.name, "PreFilter", self.profile_name, 1)
                 r, s = self._call(state, "PreFilter", pl.name, pl.pre_filter, state, pod, nodes)
                 if s is not None and s.code is Code.SKIP:
                     skip.add(pl.name)
@@ -471,12 +472,14 @@ class Framework:
         one :meth:`~FilterPlugin.filter_all` call, so a node that failed is not asked again, as
         node by node; what changes is the per-node call overhead, paid once per plugin instead.
         """
+        start = time.perf_counter()
         feasible = list(nodes)
         failed: dict[str, Status] = {}
         interleaved = False  # failures from more than one plugin: put them back in node order
         for pl in plugins:
             if not feasible:
                 break
+            metrics.count_plugin_evaluations(pl.name, "Filter", self.profile_name, len(feasible))
             try:
                 verdicts = pl.filter_all(state, pod, feasible)
                 final = False
@@ -497,6 +500,12 @@ class Framework:
             interleaved = interleaved or (earlier > 0 and len(failed) > earlier)
         if interleaved:
             failed = {info.name: failed[info.name] for info in nodes if info.name in failed}
+        if nodes:
+            per_node = (time.perf_counter() - start) / len(nodes)
+            if feasible:
+                metrics.observe_filter_nodes(self.profile_name, "Success", per_node, len(feasible))
+            if failed:
+                metrics.observe_filter_nodes(self.profile_name, "Unschedulable", per_node, len(failed))
         return feasible, failed
 
     def run_filter_plugins_with_nominated_pods(
@@ -572,6 +581,7 @@ class Framework:
         skip.clear()
         status: Status | None = None
         for pl in self.pre_score:
+            metrics.count_plugin_evaluations(pl.name, "PreScore", self.profile_name, 1)
             s = self._call(state, "PreScore", pl.name, pl.pre_score, state, pod, nodes)
             if s is not None and s.code is Code.SKIP:
                 skip.add(pl.name)
@@ -601,6 +611,7 @@ class Framework:
             plugins = self.active_scorers(state)
             all_scores: list[list[int]] = []
             for pl in plugins:
+                metrics.count_plugin_evaluations(pl.name, "Score", self.profile_name, len(nodes))
                 try:
                     if state.record_plugin_metrics:
                         scores = self._timed_scores(pl, state, pod, nodes)
@@ -653,23 +664,38 @@ class Framework:
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """The first failing Reserve status, or None."""
+        start = time.perf_counter()
+        status: Status | None = None
         for pl in self.reserve:
             s = self._call(state, "Reserve", pl.name, pl.reserve, state, pod, node_name)
             if s is not None and not s.is_success():
                 s.plugin = pl.name
-                if s.is_rejected():
-                    return s
-                return Status(
-                    Code.ERROR, f'running Reserve plugin "{pl.name}": {s.message()}', plugin=pl.name
+                status = (
+                    s
+                    if s.is_rejected()
+                    else Status(
+                        Code.ERROR, f'running Reserve plugin "{pl.name}": {s.message()}', plugin=pl.name
+                    )
                 )
-        return None
+                break
+        self._observe_point("Reserve", status, start)
+        return status
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Unreserve in reverse order."""
+        start = time.perf_counter()
         for pl in reversed(self.reserve):
             pl.unreserve(state, pod, node_name)
+        self._observe_point("Unreserve", None, start)
 
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
+        """Permit, with its extension-point duration recorded (see :meth:`_run_permit_plugins`)."""
+        start = time.perf_counter()
+        status, wait = self._run_permit_plugins(state, pod, node_name)
+        self._observe_point("Permit", status, start)
+        return status, wait
+
+    def _run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
         """Permit: a rejection returns at once; Wait returns the shortest timeout (capped at 15 min).
 
         As kube-scheduler, the Wait status is the last waiting plugin's, with the reason
@@ -699,18 +725,22 @@ class Framework:
 
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """The first failing PreBind status, or None."""
+        start = time.perf_counter()
+        status: Status | None = None
         for pl in self.pre_bind:
             s = self._call(state, "PreBind", pl.name, pl.pre_bind, state, pod, node_name)
             if s is not None and not s.is_success():
                 s.plugin = pl.name
-                return (
+                status = (
                     s
                     if s.is_rejected()
                     else Status(
                         Code.ERROR, f'running PreBind plugin "{pl.name}": {s.message()}', plugin=pl.name
                     )
                 )
-        return None
+                break
+        self._observe_point("PreBind", status, start)
+        return status
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """Bind plugins in order until one does not Skip."""
@@ -732,8 +762,10 @@ class Framework:
 
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """PostBind; results are ignored."""
+        start = time.perf_counter()
         for pl in self.post_bind:
             pl.post_bind(state, pod, node_name)
+        self._observe_point("PostBind", None, start)
 
     # --- helpers -------------------------------------------------------------------------
 

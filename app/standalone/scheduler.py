@@ -199,12 +199,20 @@ class Scheduler:
         pod = qpi.pod
         # After Done, no failure makes the pod "unschedulable": it is retried with backoff.
         self.queue.done(pod.uid)
-        bound = self.engine.binding_cycle(fwk, state, pod, attempt)
+        binding = metrics.GOROUTINES.labels(metrics.BINDING)  # a binding worker busy: kube's goroutine
+        binding.inc()
+        try:
+            bound = self.engine.binding_cycle(fwk, state, pod, attempt)
+        finally:
+            binding.dec()
         self.traces.record(bound, self._node_names, qpi.attempts)
         if bound.status == "Scheduled":
             seconds = time.perf_counter() - start
             metrics.observe_attempt(metrics.SCHEDULED, fwk.profile_name, seconds)
             stats.observe_scheduled(qpi, time.monotonic())
+            if qpi.was_flushed_from_unschedulable:
+                logs.info("Pod scheduled after flush from unschedulablePods", 4, pod=pod.key)
+                metrics.POD_SCHEDULED_AFTER_FLUSH.inc()
             node = bound.node or ""
             self._event(
                 fwk, pod, "Normal", "Scheduled", "Binding", f"Successfully assigned {pod.key} to {node}"

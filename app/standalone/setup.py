@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from app import __version__
+from app import __version__, metrics
 from app import featuregates as gates
 from app.api.objects import Pod
 from app.backend.queue.scheduling_queue import PriorityQueue
@@ -110,6 +110,7 @@ def setup(cfg: SchedulerConfiguration, registry: Registry, options: Options) -> 
     objects = ClusterObjects()
     actions = ApiClusterActions(client, lambda pod: recorders.get(pod.scheduler_name), status)
     engine = Engine(cfg, registry, objects=objects, binder=ApiBinder(client), cluster_actions=actions)
+    metrics.CACHE_SIZE.sizes = engine.cache.sizes
     queue = PriorityQueue.for_profiles(
         engine.profiles,
         pod_initial_backoff=float(cfg.pod_initial_backoff_seconds),
