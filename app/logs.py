@@ -202,3 +202,10 @@ def _start_flusher(handler: logging.StreamHandler[TextIO], period: float) -> Non
             handler.flush()
 
     threading.Thread(target=run, name="log-flush", daemon=True).start()
+
+
+def set_verbosity(level: int) -> None:
+    """Change ``-v`` at run time (``PUT /debug/flags/v``)."""
+    global _verbosity
+    _verbosity = level
+    _vmodule_levels.clear()

@@ -483,7 +483,7 @@ STABILITY: dict[str, str] = {
     "scheduler_pod_scheduling_sli_duration_seconds": "BETA",
     "scheduler_permit_wait_duration_seconds": "BETA",
     "scheduler_unschedulable_pods": "BETA",
-    "scheduler_plugin_evaluation_total": "BETA",
+    "scheduler_plugin_evaluation": "BETA",
 }
 # Families outside kube's stability framework print no marker (client-go's, component-base's own).
 UNMARKED_PREFIXES = ("http_", "python_", "process_", "berth_")

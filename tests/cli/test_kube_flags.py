@@ -1,0 +1,85 @@
+"""kube-scheduler's flags on berth run: names against the real binary, precedence, gates, version."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from app import featuregates
+from app.cli.flagsdoc import flags_markdown, run_parser
+from app.cli.kubeflags import apply_deprecated
+from app.cli.main import main
+from app.config.types import SchedulerConfiguration
+from tests.kube.controlplane import default_bin_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+BERTH_ONLY = {"anonymous-auth", "authorization-static-rules", "plugin-module"}
+
+
+def _names(help_text: str) -> set[str]:
+    return {m.group(1) for m in re.finditer(r"^\s+(?:-\w(?: \w+)?, )?--([a-z0-9-]+)", help_text, re.M)}
+
+
+def test_berth_run_has_every_flag_of_the_real_kube_scheduler() -> None:
+    binary = default_bin_dir() / "kube-scheduler"
+    if not binary.exists():
+        pytest.skip("kube-scheduler v1.36.3 is not built (hack/control-plane.sh build)")
+    kube = _names(subprocess.run([str(binary), "--help"], capture_output=True, text=True, check=False).stdout)
+    berth = _names(run_parser().format_help())
+    assert len(kube) > 60
+    assert kube - berth == set()
+    assert berth - kube == BERTH_ONLY
+
+
+def test_flags_doc_is_generated_from_the_parser() -> None:
+    assert (ROOT / "docs" / "flags.md").read_text() == flags_markdown(), "run hack/gen-flags-doc.py"
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    return run_parser().parse_args(list(argv))
+
+
+def test_deprecated_flags_set_the_configuration_without_config() -> None:
+    args = _args("--kubeconfig", "/k", "--kube-api-qps", "7", "--kube-api-burst", "9", "--profiling=false")
+    cfg = apply_deprecated(SchedulerConfiguration(), args, config_given=False)
+    assert (cfg.client_connection.kubeconfig, cfg.client_connection.qps, cfg.client_connection.burst) == (
+        "/k",
+        7.0,
+        9,
+    )
+    assert cfg.enable_profiling is False
+
+
+def test_deprecated_flags_are_ignored_with_config() -> None:
+    base = SchedulerConfiguration()
+    args = _args("--kubeconfig", "/k", "--kube-api-qps", "7")
+    assert apply_deprecated(base, args, config_given=True) == base
+
+
+def test_feature_gates_take_the_kube_prefix_and_check_dependencies() -> None:
+    gates = featuregates.FeatureGates()
+    gates.set_flag(["kube:DynamicResourceAllocation=true"])
+    assert gates.enabled("DynamicResourceAllocation")
+    with pytest.raises(featuregates.FeatureGateError, match="do not mix use"):
+        gates.set_flag(["kube:A=true,B=true"])
+    with pytest.raises(featuregates.FeatureGateError, match=r"GangScheduling is enabled, but depends on"):
+        gates.set_flag(["GangScheduling=true,GenericWorkload=false"])
+
+
+def test_version_raw_prints_the_version_struct(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "--version=raw"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.startswith('version.Info{Major:"')
+
+
+def test_bad_tls_min_version_names_the_value(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", "--tls-min-version", "VersionTLS9", "--secure-port", "0", "--write-config-to", "-"])
+    assert code == 0  # --write-config-to exits before serving, as kube's
+    code = main(["run", "--tls-min-version", "VersionTLS9", "--master", "http://127.0.0.1:1"])
+    assert code == 1
+    assert 'unknown tls version "VersionTLS9"' in capsys.readouterr().err
