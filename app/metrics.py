@@ -132,12 +132,16 @@ FRAMEWORK_EXTENSION_POINT_DURATION = BulkHistogram(
 
 class BulkCounter:
     """A labelled counter incremented by the thousand (plugin evaluations per node): a dict of
-    floats behind one lock, exposed as a regular counter family."""
+    floats behind one lock, exposed as a regular counter family (a gauge with ``gauge=True``, whose
+    amounts may then be negative)."""
 
-    def __init__(self, name: str, documentation: str, labelnames: Sequence[str]) -> None:
+    def __init__(
+        self, name: str, documentation: str, labelnames: Sequence[str], *, gauge: bool = False
+    ) -> None:
         self.name = name
         self.documentation = documentation
         self.labelnames = list(labelnames)
+        self._family = GaugeMetricFamily if gauge else CounterMetricFamily
         self._values: dict[tuple[str, ...], float] = {}
         self._lock = threading.Lock()
         REGISTRY.register(self)
@@ -154,11 +158,11 @@ class BulkCounter:
 
     def describe(self) -> list[Metric]:
         """The family without samples."""
-        return [CounterMetricFamily(self.name, self.documentation, labels=self.labelnames)]
+        return [self._family(self.name, self.documentation, labels=self.labelnames)]
 
     def collect(self) -> Iterator[Metric]:
         """Every series."""
-        family = CounterMetricFamily(self.name, self.documentation, labels=self.labelnames)
+        family = self._family(self.name, self.documentation, labels=self.labelnames)
         with self._lock:
             snapshot = list(self._values.items())
         for labels, value in snapshot:
@@ -305,11 +309,13 @@ EVENT_HANDLING_DURATION = Histogram(
     ["event"],
     buckets=exponential_buckets(0.0001, 2, 12),
 )
-INFLIGHT_EVENTS = Gauge(
+INFLIGHT_EVENTS = BulkCounter(
     "scheduler_inflight_events",
     "Number of events currently tracked in the scheduling queue.",
     ["event"],
+    gauge=True,
 )
+POD_POPPED_IN_FLIGHT_EVENT = "PodPopped"
 GOROUTINES = Gauge(
     "scheduler_goroutines",
     "Number of running goroutines split by the work they do such as binding.",
