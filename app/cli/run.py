@@ -139,7 +139,10 @@ def run(args: argparse.Namespace) -> int:
             ),
         )
     except KubeError as err:
-        raise CommandError(err.message) from err
+        hint = ""
+        if args.config and args.kubeconfig and not cfg.client_connection.kubeconfig:
+            hint = " (--kubeconfig is ignored with --config, as in kube-scheduler: set clientConnection.kubeconfig)"
+        raise CommandError(err.message + hint) from err
     except FrameworkError as err:
         raise CommandError(f"{args.config or 'configuration'}: {err}") from err
     _log_python_settings()
