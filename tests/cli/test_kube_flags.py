@@ -83,3 +83,38 @@ def test_bad_tls_min_version_names_the_value(capsys: pytest.CaptureFixture[str])
     code = main(["run", "--tls-min-version", "VersionTLS9", "--master", "http://127.0.0.1:1"])
     assert code == 1
     assert 'unknown tls version "VersionTLS9"' in capsys.readouterr().err
+
+
+def test_deprecated_flags_with_config_log_a_warning(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n")
+    code = main(["run", "--config", str(config), "--kube-api-qps", "7", "--write-config-to", "-"])
+    captured = capsys.readouterr()
+    assert code == 0
+    assert "qps: 50" in captured.out  # the file's (default) value, not the flag's
+    assert "Deprecated flags are ignored because --config is given" in captured.err
+    assert 'flags="--kube-api-qps"' in captured.err
+
+
+def test_show_hidden_metrics_accepts_only_the_previous_minor(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--show-hidden-metrics-for-version", "1.30"]) == 1
+    assert "must be omitted or have the value '1.35'" in capsys.readouterr().err
+
+
+def test_split_stream_needs_the_alpha_gate(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--log-text-split-stream", "--write-config-to", "/dev/null"]) == 1
+    assert "Feature LoggingAlphaOptions is disabled" in capsys.readouterr().err
+
+
+def test_vmodule_raises_the_level_of_matching_files() -> None:
+    from app import logs
+
+    try:
+        logs.configure(0, vmodule=[("test_kube_*", 4)])
+        assert logs.enabled(4)
+        assert not logs.enabled(5)
+    finally:
+        logs.configure(0)
+    assert not logs.enabled(4)
