@@ -18,9 +18,15 @@ import sys
 from typing import Any
 
 from app import __version__, logs
-from app.api.validation import parse_duration
-from app.cli.options import KUBE_VERSION, CommandError, StringSliceAction, version_text
-from app.cli.serving import parse_bool
+from app.cli.options import (
+    KUBE_VERSION,
+    CommandError,
+    StringSliceAction,
+    add_bool_flag,
+    go_duration,
+    parse_bool,
+    version_text,
+)
 from app.config.types import SchedulerConfiguration
 from app.server.info import version_info
 
@@ -47,23 +53,14 @@ DEPRECATED_FLAGS = {
 _IGNORED = "This parameter is ignored if a config file is specified in --config."
 
 
-def _duration(text: str) -> float:
-    try:
-        return parse_duration(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
 def add_deprecated_flags(parser: argparse.ArgumentParser) -> None:
     """kube-scheduler's "Deprecated flags" (``DeprecatedOptions``); unset ones stay None."""
     group = parser.add_argument_group("Deprecated flags")
-    group.add_argument(
+    add_bool_flag(
+        group,
         "--contention-profiling",
-        type=parse_bool,
-        nargs="?",
-        const=True,
-        metavar="BOOL",
-        help="DEPRECATED: enable block profiling, if profiling is enabled (berth: /debug/pprof/block, a sampled "
+        None,
+        "DEPRECATED: enable block profiling, if profiling is enabled (berth: /debug/pprof/block, a sampled "
         f"profile of waiting threads) (default true). {_IGNORED}",
     )
     group.add_argument(
@@ -92,20 +89,18 @@ def add_deprecated_flags(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--pod-max-in-unschedulable-pods-duration",
-        type=_duration,
+        type=go_duration,
         default=300.0,
         metavar="DURATION",
         help="DEPRECATED: the maximum time a pod can stay in unschedulablePods. If a pod stays in "
         "unschedulablePods for longer than this value, the pod will be moved from unschedulablePods to "
         "backoffQ or activeQ. This flag is deprecated and will be removed in a future version (default 5m0s).",
     )
-    group.add_argument(
+    add_bool_flag(
+        group,
         "--profiling",
-        type=parse_bool,
-        nargs="?",
-        const=True,
-        metavar="BOOL",
-        help="DEPRECATED: enable profiling via web interface host:port/debug/pprof/ (berth's Python "
+        None,
+        "DEPRECATED: enable profiling via web interface host:port/debug/pprof/ (berth's Python "
         f"equivalents: thread stacks, a sampled CPU profile, object counts) (default true). {_IGNORED}",
     )
 

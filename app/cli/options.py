@@ -67,7 +67,7 @@ def add_log_flags(parser: argparse.ArgumentParser) -> None:
     logs = parser.add_argument_group("Logs flags")
     logs.add_argument(
         "--log-flush-frequency",
-        type=_duration,
+        type=go_duration,
         default=5.0,
         metavar="DURATION",
         help="Maximum number of seconds between log flushes (default 5s). Unbuffered streams are written at "
@@ -85,14 +85,11 @@ def add_log_flags(parser: argparse.ArgumentParser) -> None:
             "specified as number of bytes (512), multiples of 1000 (1K), multiples of 1024 (2Ki), or powers of "
             "those (3M, 4G, 5Mi, 6Gi). Enable the LoggingAlphaOptions feature gate to use this.",
         )
-        logs.add_argument(
+        add_bool_flag(
+            logs,
             f"--log-{fmt}-split-stream",
-            type=_bool,
-            nargs="?",
-            const=True,
-            default=False,
-            metavar="BOOL",
-            help=f"[Alpha] In {kind} format, write error messages to stderr and info messages to stdout. The "
+            False,
+            f"[Alpha] In {kind} format, write error messages to stderr and info messages to stdout. The "
             "default is to write a single stream to stdout. Enable the LoggingAlphaOptions feature gate to use this.",
         )
     logs.add_argument(
@@ -121,18 +118,30 @@ def add_log_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _duration(text: str) -> float:
+def go_duration(text: str) -> float:
+    """A Go duration flag (``10s``, ``5m0s``) in seconds; negatives pass (callers check them)."""
     try:
         return parse_duration(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def _bool(text: str) -> bool:
-    value = {"1": True, "t": True, "true": True, "0": False, "f": False, "false": False}.get(text.lower())
+_BOOLS = {"1": True, "t": True, "true": True, "0": False, "f": False, "false": False}
+
+
+def parse_bool(text: str) -> bool:
+    """A pflag boolean (``true``, ``false``, ``1``, ``0``, ``t``, ``f``, any case)."""
+    value = _BOOLS.get(text.lower())
     if value is None:
         raise argparse.ArgumentTypeError(f'invalid boolean "{text}" (want true or false)')
     return value
+
+
+def add_bool_flag(group: Any, flag: str, default: bool | None, help: str) -> None:
+    """A pflag-style boolean: ``--flag`` alone is true, ``--flag=false`` false (None: unset)."""
+    group.add_argument(
+        flag, type=parse_bool, nargs="?", const=True, default=default, metavar="BOOL", help=help
+    )
 
 
 def _quantity_bytes(text: str) -> int:

@@ -31,7 +31,7 @@ from starlette.types import ASGIApp
 
 from app import __version__, logs
 from app.api.validation import parse_duration
-from app.cli.options import CommandError, StringSliceAction
+from app.cli.options import CommandError, StringSliceAction, add_bool_flag, parse_bool
 from app.kube.client import KubeClient, KubeError
 from app.kube.k8s import ApiClient, ConfigException, Configuration, load_incluster_config
 from app.server.authn import Authenticator, RequestHeaderAuthenticator, TokenReviewAuthenticator
@@ -69,16 +69,6 @@ DEFAULT_ALWAYS_ALLOW_PATHS = "/healthz,/readyz,/livez"
 DEFAULT_CACHE_TTL = "10s"
 # kube's delegated clients: high limits, since they effectively limit the server's responsiveness.
 DELEGATION_QPS, DELEGATION_BURST = 200.0, 400
-
-_BOOLS = {"1": True, "t": True, "true": True, "0": False, "f": False, "false": False}
-
-
-def parse_bool(text: str) -> bool:
-    """A pflag boolean (``true``, ``false``, ``1``, ``0``, ``t``, ``f``, any case)."""
-    value = _BOOLS.get(text.lower())
-    if value is None:
-        raise argparse.ArgumentTypeError(f'invalid boolean "{text}" (want true or false)')
-    return value
 
 
 def duration_flag(text: str) -> float:
@@ -197,14 +187,11 @@ def add_secure_serving_flags(
         'pairs, use the --tls-sni-cert-key multiple times. Examples: "example.crt,example.key" or '
         '"foo.crt,foo.key:*.foo.com,foo.com".',
     )
-    group.add_argument(
+    add_bool_flag(
+        group,
         "--disable-http2-serving",
-        type=parse_bool,
-        nargs="?",
-        const=True,
-        default=False,
-        metavar="BOOL",
-        help="If true, HTTP2 serving will be disabled [default=false]. berth serves HTTP/1.1 only (it "
+        False,
+        "If true, HTTP2 serving will be disabled [default=false]. berth serves HTTP/1.1 only (it "
         "negotiates http/1.1 by ALPN), so this changes nothing.",
     )
     group.add_argument(
@@ -215,25 +202,19 @@ def add_secure_serving_flags(
         help="The limit that the server gives to clients for the maximum number of streams in an HTTP/2 "
         "connection. Zero means to use golang's default. Accepted for compatibility: berth serves HTTP/1.1.",
     )
-    group.add_argument(
+    add_bool_flag(
+        group,
         "--permit-address-sharing",
-        type=parse_bool,
-        nargs="?",
-        const=True,
-        default=False,
-        metavar="BOOL",
-        help="If true, SO_REUSEADDR will be used when binding the port. This allows binding to wildcard IPs "
+        False,
+        "If true, SO_REUSEADDR will be used when binding the port. This allows binding to wildcard IPs "
         "like 0.0.0.0 and specific IPs in parallel, and it avoids waiting for the kernel to release sockets "
         "in TIME_WAIT state. [default=false] (berth, like Go's listeners on Linux, always sets SO_REUSEADDR.)",
     )
-    group.add_argument(
+    add_bool_flag(
+        group,
         "--permit-port-sharing",
-        type=parse_bool,
-        nargs="?",
-        const=True,
-        default=False,
-        metavar="BOOL",
-        help="If true, SO_REUSEPORT will be used when binding the port, which allows more than one instance "
+        False,
+        "If true, SO_REUSEPORT will be used when binding the port, which allows more than one instance "
         "to bind on the same address and port. [default=false]",
     )
 
@@ -268,25 +249,19 @@ def add_authn_authz_flags(parser: argparse.ArgumentParser) -> None:
         "client-ca-file is authenticated with an identity corresponding to the CommonName of the client "
         "certificate (groups: its Organizations). A certificate from another authority fails the TLS handshake.",
     )
-    authn.add_argument(
+    add_bool_flag(
+        authn,
         "--authentication-skip-lookup",
-        type=parse_bool,
-        nargs="?",
-        const=True,
-        default=False,
-        metavar="BOOL",
-        help="If false, the authentication-kubeconfig will be used to lookup missing authentication "
+        False,
+        "If false, the authentication-kubeconfig will be used to lookup missing authentication "
         "configuration from the cluster (configmap kube-system/extension-apiserver-authentication: the "
         "client CA and the request-header settings; read once at startup).",
     )
-    authn.add_argument(
+    add_bool_flag(
+        authn,
         "--authentication-tolerate-lookup-failure",
-        type=parse_bool,
-        nargs="?",
-        const=True,
-        default=True,
-        metavar="BOOL",
-        help="If true, failures to look up missing authentication configuration from the cluster are not "
+        True,
+        "If true, failures to look up missing authentication configuration from the cluster are not "
         "considered fatal. Note that this can result in authentication that treats all requests as anonymous "
         "(default true).",
     )

@@ -664,22 +664,9 @@ class Framework:
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """The first failing Reserve status, or None."""
-        start = time.perf_counter()
-        status: Status | None = None
-        for pl in self.reserve:
-            s = self._call(state, "Reserve", pl.name, pl.reserve, state, pod, node_name)
-            if s is not None and not s.is_success():
-                s.plugin = pl.name
-                status = (
-                    s
-                    if s.is_rejected()
-                    else Status(
-                        Code.ERROR, f'running Reserve plugin "{pl.name}": {s.message()}', plugin=pl.name
-                    )
-                )
-                break
-        self._observe_point("Reserve", status, start)
-        return status
+        return self._first_failure(
+            state, "Reserve", [(pl.name, pl.reserve) for pl in self.reserve], pod, node_name
+        )
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Unreserve in reverse order."""
@@ -725,21 +712,28 @@ class Framework:
 
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """The first failing PreBind status, or None."""
+        return self._first_failure(
+            state, "PreBind", [(pl.name, pl.pre_bind) for pl in self.pre_bind], pod, node_name
+        )
+
+    def _first_failure(
+        self, state: CycleState, point: str, calls: list[tuple[str, Any]], pod: Pod, node_name: str
+    ) -> Status | None:
+        """Reserve and PreBind: the plugins in order until one fails; a rejection as it is, anything
+        else an Error naming the plugin; the extension point's duration recorded."""
         start = time.perf_counter()
         status: Status | None = None
-        for pl in self.pre_bind:
-            s = self._call(state, "PreBind", pl.name, pl.pre_bind, state, pod, node_name)
+        for name, method in calls:
+            s = self._call(state, point, name, method, state, pod, node_name)
             if s is not None and not s.is_success():
-                s.plugin = pl.name
+                s.plugin = name
                 status = (
                     s
                     if s.is_rejected()
-                    else Status(
-                        Code.ERROR, f'running PreBind plugin "{pl.name}": {s.message()}', plugin=pl.name
-                    )
+                    else Status(Code.ERROR, f'running {point} plugin "{name}": {s.message()}', plugin=name)
                 )
                 break
-        self._observe_point("PreBind", status, start)
+        self._observe_point(point, status, start)
         return status
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:

@@ -272,17 +272,17 @@ _INTERNAL_ERROR_HEADERS: Headers = [
 
 def client_subject(scope: Scope) -> Subject | None:
     """The verified client certificate's subject of this request, if it came with one."""
+    return _tls_name(scope, "client_cert_subject")
+
+
+def _tls_name(scope: Scope, key: str) -> Subject | None:
     tls = scope.get("extensions", {}).get("tls")
     if not tls:
         return None
-    subject = tls.get("client_cert_subject")
-    return subject if isinstance(subject, tuple) else None
+    name = tls.get(key)
+    return name if isinstance(name, tuple) else None
 
 
 def client_issuer(scope: Scope) -> Subject | None:
     """The issuer name of the request's verified client certificate, if it came with one."""
-    tls = scope.get("extensions", {}).get("tls")
-    if not tls:
-        return None
-    issuer = tls.get("client_cert_issuer")
-    return issuer if isinstance(issuer, tuple) else None
+    return _tls_name(scope, "client_cert_issuer")

@@ -7,13 +7,12 @@ import socket
 import ssl
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from server.pki import CA, client_context, request
+from server.pki import CA, client_context, request, wait_serving
 
 from app.server.tlsoptions import SNIChooser, TLSOptionError, TLSOptions, parse_named_cert_key
 
@@ -68,17 +67,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"}
         )
     url = f"https://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if request(f"{url}/healthz", ctx=client_context())[0] == 200:
-                break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError(f"berth serve did not start:\n{log.read_text()}")
-        time.sleep(0.1)
+    wait_serving(f"{url}/healthz", proc, log, client_context())
     try:
         yield Served(url, port, proxy, clients, d)
     finally:
