@@ -29,11 +29,6 @@ SCHEDULING_ATTEMPT_DURATION = Histogram(
     ["result", "profile"],
     buckets=exponential_buckets(0.001, 2, 15),
 )
-SCHEDULING_ALGORITHM_DURATION = Histogram(
-    "scheduler_scheduling_algorithm_duration_seconds",
-    "Scheduling algorithm latency in seconds",
-    buckets=exponential_buckets(0.001, 2, 15),
-)
 
 
 class BulkHistogram:
@@ -70,6 +65,27 @@ class BulkHistogram:
         if series is None:
             series = self._series[labels] = ([0] * len(self._les), [0.0])
         return series
+
+    def series(self, labels: tuple[str, ...]) -> tuple[list[int], list[float]]:
+        """The series of ``labels``, for :meth:`observe_series` (callers keep it: no lookup per call)."""
+        with self._lock:
+            return self._get(labels)
+
+    def observe_series(self, series: tuple[list[int], list[float]], value: float) -> None:
+        """Record one observation in a series from :meth:`series`."""
+        i = bisect_left(self._bounds, value)
+        with self._lock:
+            series[0][i] += 1
+            series[1][0] += value
+
+    def observe_series_repeated(
+        self, series: tuple[list[int], list[float]], value: float, times: int
+    ) -> None:
+        """Record ``value`` ``times`` times in a series from :meth:`series`."""
+        i = bisect_left(self._bounds, value)
+        with self._lock:
+            series[0][i] += times
+            series[1][0] += value * times
 
     def observe(self, labels: tuple[str, ...], value: float) -> None:
         """Record one observation for the label values ``labels`` (in ``labelnames`` order)."""
@@ -122,6 +138,12 @@ class BulkHistogram:
         yield family
 
 
+SCHEDULING_ALGORITHM_DURATION = BulkHistogram(
+    "scheduler_scheduling_algorithm_duration_seconds",
+    "Scheduling algorithm latency in seconds",
+    [],
+    buckets=exponential_buckets(0.001, 2, 15),
+)
 FRAMEWORK_EXTENSION_POINT_DURATION = BulkHistogram(
     "scheduler_framework_extension_point_duration_seconds",
     "Latency for running all plugins of a specific extension point.",
@@ -170,12 +192,57 @@ class BulkCounter:
         yield family
 
 
-PLUGIN_EVALUATION_TOTAL = BulkCounter(
-    "scheduler_plugin_evaluation",
-    "Number of attempts to schedule pods by each plugin and the extension point (available only in PreFilter, "
-    "Filter, PreScore, and Score).",
-    ["plugin", "extension_point", "profile"],
-)
+class PluginEvaluations:
+    """``scheduler_plugin_evaluation_total``: one plain ``{plugin: count}`` table per profile and
+    extension point, which a framework fetches once and increments in place (a dict update per
+    plugin and cycle). No lock: each framework's cycles run on one thread at a time (berth's engine
+    is not thread-safe), and a scrape copies each table in one C call under the GIL."""
+
+    name = "scheduler_plugin_evaluation"
+    documentation = (
+        "Number of attempts to schedule pods by each plugin and the extension point (available only in "
+        "PreFilter, Filter, PreScore, and Score)."
+    )
+
+    def __init__(self) -> None:
+        self._tables: dict[tuple[str, str], dict[str, float]] = {}
+        REGISTRY.register(self)
+
+    def table(self, profile: str, extension_point: str) -> dict[str, float]:
+        """The counts of ``profile`` at ``extension_point``, by plugin (to increment in place)."""
+        return self._tables.setdefault((profile, extension_point), {})
+
+    def value(self, plugin: str, extension_point: str, profile: str) -> float:
+        """One series' value (0 when it has none)."""
+        return self._tables.get((profile, extension_point), {}).get(plugin, 0.0)
+
+    def describe(self) -> list[Metric]:
+        """The family without samples."""
+        return [
+            CounterMetricFamily(
+                self.name, self.documentation, labels=["plugin", "extension_point", "profile"]
+            )
+        ]
+
+    def collect(self) -> Iterator[Metric]:
+        """Every series."""
+        family = CounterMetricFamily(
+            self.name, self.documentation, labels=["plugin", "extension_point", "profile"]
+        )
+        for (profile, point), table in list(self._tables.items()):
+            for plugin, count in dict(table).items():
+                family.add_metric([plugin, point, profile], count)
+        yield family
+
+
+PLUGIN_EVALUATION_TOTAL = PluginEvaluations()
+
+
+def count_evaluations(table: dict[str, float], plugins: Iterable[str], times: float) -> None:
+    """Each of ``plugins`` ran ``times`` times (``table`` from :meth:`PluginEvaluations.table`)."""
+    for name in plugins:
+        table[name] = table.get(name, 0.0) + times
+
 
 PLUGIN_EXECUTION_DURATION = BulkHistogram(
     "scheduler_plugin_execution_duration_seconds",
@@ -225,17 +292,6 @@ def observe_plugin_repeated(
 def observe_extension_point(extension_point: str, status: str, profile: str, seconds: float) -> None:
     """Record one extension point's duration (scheduler_framework_extension_point_duration_seconds)."""
     FRAMEWORK_EXTENSION_POINT_DURATION.observe((extension_point, status, profile), seconds)
-
-
-def observe_filter_nodes(profile: str, status: str, seconds_per_node: float, nodes: int) -> None:
-    """kube times the Filter extension point once per node checked; berth filters the nodes plugin
-    by plugin, so a cycle records ``nodes`` observations of its per-node mean."""
-    FRAMEWORK_EXTENSION_POINT_DURATION.observe_repeated(("Filter", status, profile), seconds_per_node, nodes)
-
-
-def count_plugin_evaluations(plugin: str, extension_point: str, profile: str, times: int) -> None:
-    """``scheduler_plugin_evaluation_total``: ``plugin`` ran ``times`` times at the point."""
-    PLUGIN_EVALUATION_TOTAL.add((plugin, extension_point, profile), times)
 
 
 # --- scheduling queue ---------------------------------------------------------------------------

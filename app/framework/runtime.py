@@ -273,6 +273,12 @@ class Framework:
         self.profile_name = spec.scheduler_name
         self.percentage_of_nodes_to_score = spec.percentage_of_nodes_to_score
         self.handle = handle
+        # scheduler_plugin_evaluation_total's tables of this profile, incremented in place
+        self.evaluations = {
+            point: metrics.PLUGIN_EVALUATION_TOTAL.table(self.profile_name, point)
+            for point in ("PreFilter", "Filter", "PreScore", "Score")
+        }
+        self._point_series: dict[tuple[str, str], tuple[list[int], list[float]]] = {}
         plugin_handle = ProfileHandle(handle, self)
         self.plugins: dict[str, Plugin] = {}
         needed = _needed_plugins(spec)
@@ -359,9 +365,10 @@ class Framework:
         result: PreFilterResult | None = None
         with_nodes: set[str] = set()
         return_status: Status | None = None
+        ran: list[str] = []
         try:
             for pl in self.pre_filter:
-                metrics.count_plugin_evaluations(pl.name, "PreFilter", self.profile_name, 1)
+                ran.append(pl.name)
                 r, s = self._call(state, "PreFilter", pl.name, pl.pre_filter, state, pod, nodes)
                 if s is not None and s.code is Code.SKIP:
                     skip.add(pl.name)
@@ -393,6 +400,7 @@ class Framework:
                         return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), with_nodes
             return result, return_status, with_nodes
         finally:
+            metrics.count_evaluations(self.evaluations["PreFilter"], ran, 1)
             self._observe_point("PreFilter", return_status, start)
 
     def run_pre_filter_extension_add_pod(
@@ -479,7 +487,7 @@ class Framework:
         for pl in plugins:
             if not feasible:
                 break
-            metrics.count_plugin_evaluations(pl.name, "Filter", self.profile_name, len(feasible))
+            metrics.count_evaluations(self.evaluations["Filter"], (pl.name,), len(feasible))
             try:
                 verdicts = pl.filter_all(state, pod, feasible)
                 final = False
@@ -503,9 +511,9 @@ class Framework:
         if nodes:
             per_node = (time.perf_counter() - start) / len(nodes)
             if feasible:
-                metrics.observe_filter_nodes(self.profile_name, "Success", per_node, len(feasible))
+                self.observe_point("Filter", "Success", per_node, len(feasible))
             if failed:
-                metrics.observe_filter_nodes(self.profile_name, "Unschedulable", per_node, len(failed))
+                self.observe_point("Filter", "Unschedulable", per_node, len(failed))
         return feasible, failed
 
     def run_filter_plugins_with_nominated_pods(
@@ -580,8 +588,9 @@ class Framework:
         skip = state.skip_score_plugins
         skip.clear()
         status: Status | None = None
+        ran: list[str] = []
         for pl in self.pre_score:
-            metrics.count_plugin_evaluations(pl.name, "PreScore", self.profile_name, 1)
+            ran.append(pl.name)
             s = self._call(state, "PreScore", pl.name, pl.pre_score, state, pod, nodes)
             if s is not None and s.code is Code.SKIP:
                 skip.add(pl.name)
@@ -591,6 +600,7 @@ class Framework:
                     Code.ERROR, f'running PreScore plugin "{pl.name}": {s.message()}', plugin=pl.name
                 )
                 break
+        metrics.count_evaluations(self.evaluations["PreScore"], ran, 1)
         self._observe_point("PreScore", status, start)
         return status
 
@@ -610,8 +620,8 @@ class Framework:
             # range check and weights, so a Score failure wins over another plugin's bad range.
             plugins = self.active_scorers(state)
             all_scores: list[list[int]] = []
+            metrics.count_evaluations(self.evaluations["Score"], [pl.name for pl in plugins], len(nodes))
             for pl in plugins:
-                metrics.count_plugin_evaluations(pl.name, "Score", self.profile_name, len(nodes))
                 try:
                     if state.record_plugin_metrics:
                         scores = self._timed_scores(pl, state, pod, nodes)
@@ -808,7 +818,20 @@ class Framework:
 
     def _observe_point(self, point: str, status: Status | None, start: float) -> None:
         code = "Success" if status is None else status.code.label
-        metrics.observe_extension_point(point, code, self.profile_name, time.perf_counter() - start)
+        self.observe_point(point, code, time.perf_counter() - start)
+
+    def observe_point(self, point: str, code: str, seconds: float, times: int = 1) -> None:
+        """``scheduler_framework_extension_point_duration_seconds`` of this profile (``times``
+        observations of ``seconds``), through a kept series handle."""
+        series = self._point_series.get((point, code))
+        if series is None:
+            series = self._point_series[(point, code)] = metrics.FRAMEWORK_EXTENSION_POINT_DURATION.series(
+                (point, code, self.profile_name)
+            )
+        if times == 1:
+            metrics.FRAMEWORK_EXTENSION_POINT_DURATION.observe_series(series, seconds)
+        else:
+            metrics.FRAMEWORK_EXTENSION_POINT_DURATION.observe_series_repeated(series, seconds, times)
 
 
 def filter_failure(plugin: str, status: Status) -> Status:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -208,6 +209,30 @@ class Algorithm:
         feasible: list[NodeInfo],
     ) -> list[NodeInfo]:
         """Run ``filters`` on ``order`` until ``to_find`` nodes fit."""
+        start = time.perf_counter()
+        found = len(feasible)
+        failed_by: dict[tuple[str, str], int] = {}  # (rejecting plugin, status code) -> nodes
+        try:
+            return self._filter_nodes_loop(
+                fwk, state, pod, diagnosis, order, filters, to_find, feasible, failed_by
+            )
+        finally:
+            _record_filter_metrics(
+                fwk, filters, len(feasible) - found, failed_by, time.perf_counter() - start
+            )
+
+    def _filter_nodes_loop(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        diagnosis: Diagnosis,
+        order: Sequence[NodeInfo],
+        filters: Sequence[FilterPlugin],
+        to_find: int,
+        feasible: list[NodeInfo],
+        failed_by: dict[tuple[str, str], int],
+    ) -> list[NodeInfo]:
         statuses = diagnosis.node_to_status.statuses
         nominated = self.nominated_pods
         if nominated is not None and self.any_nominated is not None and not self.any_nominated():
@@ -241,6 +266,8 @@ class Algorithm:
                 if len(feasible) >= to_find:
                     break
                 continue
+            key = (status.plugin or "", status.code.label)
+            failed_by[key] = failed_by.get(key, 0) + 1
             if status.code is Code.ERROR:
                 raise SchedulingError(status)
             statuses[info.name] = status
@@ -272,3 +299,36 @@ class Algorithm:
             best = max(s.total for s in scores)
             top = [s.name for s in scores if s.total == best]
         return top[0] if len(top) == 1 else self.rng.choice(top)
+
+
+def _record_filter_metrics(
+    fwk: Framework,
+    filters: Sequence[FilterPlugin],
+    passed: int,
+    failed_by: dict[tuple[str, str], int],
+    seconds: float,
+) -> None:
+    """kube times the Filter extension point per node checked and counts every Filter call
+    (``plugin_evaluation_total``); berth's loop is inlined for speed, so both are derived once per
+    cycle: a node that passed ran every plugin, one rejected by plugin *k* ran plugins 1..k."""
+    failed = sum(failed_by.values())
+    checked = passed + failed
+    if not checked:
+        return
+    per_node = seconds / checked
+    if passed:
+        fwk.observe_point("Filter", "Success", per_node, passed)
+    by_plugin: dict[str, int] = {}
+    by_code: dict[str, int] = {}
+    for (plugin, code), n in failed_by.items():
+        by_plugin[plugin] = by_plugin.get(plugin, 0) + n
+        by_code[code] = by_code.get(code, 0) + n
+    for code, n in by_code.items():
+        fwk.observe_point("Filter", code, per_node, n)
+    table = fwk.evaluations["Filter"]
+    remaining = checked  # nodes that reached the current plugin
+    for pl in filters:
+        if remaining <= 0:
+            break
+        table[pl.name] = table.get(pl.name, 0.0) + remaining
+        remaining -= by_plugin.get(pl.name, 0)

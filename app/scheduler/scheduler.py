@@ -301,7 +301,7 @@ class Engine:
             try:
                 result = self.algorithm.schedule_pod(fwk, state, pod)
             finally:  # kube observes every attempt's algorithm (a deferred call)
-                metrics.SCHEDULING_ALGORITHM_DURATION.observe(time.perf_counter() - start)
+                metrics.SCHEDULING_ALGORITHM_DURATION.observe((), time.perf_counter() - start)
         except NoNodesAvailable as err:
             return Attempt(pod, "Unschedulable", message=str(err))
         except SchedulingError as err:
