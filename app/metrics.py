@@ -444,16 +444,6 @@ PENDING_ASYNC_API_CALLS = Gauge(
     "Number of API calls currently pending in the async queue.",
     ["call_type"],
 )
-VOLUME_BINDER_CACHE_REQUESTS = Counter(
-    "scheduler_volume_binder_cache_requests",
-    "Total number for request volume binding cache",
-    ["operation"],
-)
-VOLUME_SCHEDULING_STAGE_ERROR = Counter(
-    "scheduler_volume_scheduling_stage_error",
-    "Volume scheduling stage error count",
-    ["operation"],
-)
 BINDING = "binding"
 PRIORITIZING_EXTENDER = "prioritizing_extender"
 
