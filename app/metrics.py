@@ -13,8 +13,15 @@ from prometheus_client.utils import floatToGoString
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
-    """``prometheus.ExponentialBuckets``: ``count`` bucket bounds from ``start``, each ``factor`` times the last."""
-    return [start * factor**i for i in range(count)]
+    """``prometheus.ExponentialBuckets``: ``count`` bucket bounds from ``start``, each ``factor`` times the last.
+
+    Multiplied step by step as Go does, so that the bounds are the same doubles and print the same
+    ``le`` (``2.2500000000000005e-05`` for 1e-05 x 1.5, where ``1e-05 * 1.5**1`` would give 2.25e-05)."""
+    bounds = []
+    for _ in range(count):
+        bounds.append(start)
+        start *= factor
+    return bounds
 
 
 SCHEDULE_ATTEMPTS = Counter(

@@ -46,3 +46,13 @@ def test_metrics_doc_is_generated_from_the_registry() -> None:
         "| `scheduler_plugin_evaluation_total` | counter | plugin, extension_point, profile | BETA |"
         in DOC.read_text()
     )
+
+
+def test_exponential_buckets_are_gos_doubles() -> None:
+    # Go multiplies step by step; kube-scheduler prints these exact bounds for the plugin histogram
+    buckets = metrics.exponential_buckets(0.00001, 1.5, 20)
+    assert [metrics.go_float(b) for b in buckets[:3]] == [
+        "1e-05",
+        "1.5000000000000002e-05",
+        "2.2500000000000005e-05",
+    ]

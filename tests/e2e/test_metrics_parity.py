@@ -42,9 +42,10 @@ NOT_IN_BERTH = {
 SAMPLED = {"scheduler_plugin_execution_duration_seconds"}
 
 
-def families(text: str) -> dict[str, tuple[str, frozenset[str]]]:
-    """``name -> (type, label names)`` of the in-scope families of a scrape."""
+def families(text: str) -> dict[str, tuple[str, frozenset[str], str]]:
+    """``name -> (type, label names, stability marker)`` of the in-scope families of a scrape."""
     types = dict(re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M))
+    markers = dict(re.findall(r"^# HELP (\S+) (\[[A-Z]+\])?", text, re.M))
     labels: dict[str, set[str]] = {name: set() for name in types}
     for line in text.splitlines():
         if line.startswith("#") or not line:
@@ -65,7 +66,15 @@ def families(text: str) -> dict[str, tuple[str, frozenset[str]]]:
             labels[family] |= {
                 n for n in re.findall(r'(\w+)="', match.group(2) or "") if n not in ("le", "quantile")
             }
-    return {n: (types[n], frozenset(labels[n])) for n in types if n.startswith(IN_SCOPE)}
+    return {n: (types[n], frozenset(labels[n]), markers.get(n, "")) for n in types if n.startswith(IN_SCOPE)}
+
+
+def bucket_bounds(text: str) -> dict[str, frozenset[str]]:
+    """``histogram -> its le values`` as printed."""
+    bounds: dict[str, set[str]] = {}
+    for name, le in re.findall(r'^(\w+)_bucket\{(?:.*?,)?le="([^"]+)"', text, re.M):
+        bounds.setdefault(name, set()).add(le)
+    return {n: frozenset(v) for n, v in bounds.items()}
 
 
 @pytest.fixture
@@ -103,7 +112,8 @@ def test_berth_run_exposes_kube_schedulers_families(
         with urllib.request.urlopen(
             f"https://127.0.0.1:{kube.port}/metrics", context=ctx, timeout=10
         ) as resp:
-            theirs = families(resp.read().decode())
+            their_text = resp.read().decode()
+        theirs = families(their_text)
         status, body = berth.get("/metrics")
         assert status == 200
         ours = families(body)
@@ -116,5 +126,9 @@ def test_berth_run_exposes_kube_schedulers_families(
     assert missing == [], f"kube-scheduler families berth lacks: {missing}"
     different = {n: (expected[n], ours[n]) for n in expected if n in ours and ours[n] != expected[n]}
     assert different == {}
+    their_bounds, our_bounds = bucket_bounds(their_text), bucket_bounds(body)
+    shared = set(their_bounds) & set(our_bounds)
+    assert "scheduler_framework_extension_point_duration_seconds" in shared
+    assert {n: our_bounds[n] for n in shared} == {n: their_bounds[n] for n in shared}
     assert 'leader_election_master_status{name="kube-scheduler"} 1' in body
     assert 'le="1"' in body and "_created" not in body
