@@ -30,8 +30,19 @@ Where berth's mechanism differs:
 
 - `--kube-api-content-type`: berth always sends and accepts JSON (every API server does); the value
   is kept in the configuration (`/configz`).
-- `--profiling`: `/debug/pprof/` serves Python equivalents of Go's profiles (see below);
-  `--contention-profiling` adds `/debug/pprof/block`.
+- `--profiling` (or `enableProfiling` in the file) serves Python equivalents of Go's profiles,
+  behind the secure port's authentication and authorization like kube's:
+  `/debug/pprof/` (index), `/debug/pprof/goroutine` (every thread's stack),
+  `/debug/pprof/profile?seconds=N` (a CPU profile sampled every 10 ms, as folded stacks
+  `frame;frame;frame count` that flame-graph tools read), and `PUT /debug/flags/v` (set `-v`, kube's
+  `routes.DebugFlags`). `--contention-profiling` adds `/debug/pprof/block`: the same sampling
+  restricted to threads waiting in a lock, condition, queue or selector (Go's block profile).
+- `--requestheader-*`: the TLS layer trusts `--client-ca-file` and `--requestheader-client-ca-file`
+  in one store (Python's `ssl` has one per context); which bundle issued a client certificate is
+  decided by its issuer name, so the two bundles' CAs must have distinct subjects.
+- `--log-flush-frequency`: berth writes each log line at once; the period flushes the buffered info
+  stream of `--log-*-info-buffer-size` (with `LoggingAlphaOptions`, as kube requires).
+- `--vmodule`: patterns match a Python file's name without `.py` (or its path with a `/`).
 - `--tls-cipher-suites`: Go names mapped to OpenSSL's; TLS 1.3 suites are fixed by the library (as in
   Go). `--tls-curve-preferences` restricts the server to one group when one is given; with several,
   OpenSSL's defaults apply (Python's `ssl` sets one group only).
