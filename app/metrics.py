@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -580,6 +581,10 @@ def go_float(value: float) -> str:
     return sign + "0." + "0" * (-exp - 1) + digits
 
 
+_METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+_LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
+
+
 class Exposition:
     """What ``--disabled-metrics`` and ``--allow-metric-labels`` ask of /metrics.
 
@@ -598,8 +603,15 @@ class Exposition:
         allowed: dict[tuple[str, str], frozenset[str]] = {}
         for key, values in (allow_list or {}).items():
             metric, sep, label = key.partition(",")
-            if not sep or not metric.strip() or not label.strip() or "," in label:
-                raise ValueError(f'"{key}": the key must be <MetricName>,<LabelName>')
+            if (
+                not (_METRIC_NAME.fullmatch(metric.strip()) and _LABEL_NAME.fullmatch(label.strip()))
+                or not sep
+            ):
+                raise ValueError(
+                    f"metrics.allowListMapping: Invalid value: {key!r}: must have keys with format "
+                    f'`metricName,labelName` where metricName matches "{_METRIC_NAME.pattern}" and labelName '
+                    f'matches "{_LABEL_NAME.pattern}"'
+                )
             allowed[(metric.strip(), label.strip())] = frozenset(
                 v.strip() for v in values.split(",") if v.strip()
             )

@@ -12,6 +12,7 @@ applies (it has no configuration field).
 from __future__ import annotations
 
 import argparse
+import csv
 import dataclasses
 import re
 import sys
@@ -177,8 +178,7 @@ def add_metrics_flags(parser: argparse.ArgumentParser) -> None:
 
 
 class _StringToString(argparse.Action):
-    """pflag's ``StringToString``: ``k=v`` pairs split at commas that start a new ``k=`` (values may
-    hold commas, as the allow-list's do); later uses add to earlier ones."""
+    """pflag's ``StringToString``: ``k=v`` pairs; later uses add to earlier ones."""
 
     def __call__(
         self, parser: Any, namespace: argparse.Namespace, values: Any, option: str | None = None
@@ -192,13 +192,18 @@ class _StringToString(argparse.Action):
 
 
 def parse_string_to_string(text: str) -> dict[str, str]:
-    """``a,b='x,y',c,d='z'`` -> ``{"a,b": "x,y", "c,d": "z"}`` (quotes around values are dropped)."""
-    result: dict[str, str] = {}
-    # a key is "metric,label"; an entry starts at a metric name followed by ",label="
-    for match in re.finditer(r"([^,=]+,[^,=]+)=('[^']*'|\"[^\"]*\"|[^=]*?)(?=,[^,=]+,[^,=]+=|$)", text):
-        result[match.group(1).strip()] = match.group(2).strip().strip("'\"")
-    if text and not result:
+    """pflag's parsing: with one ``=`` the whole value is one pair (so ``metric,label=v1,v2`` keeps its
+    commas); with several, a CSV record of pairs (quote a pair that holds commas)."""
+    equals = text.count("=")
+    if equals == 0:
         raise ValueError(f"{text} must be formatted as key=value")
+    pairs = [text.strip('"')] if equals == 1 else next(csv.reader([text]))
+    result: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise ValueError(f"{pair} must be formatted as key=value")
+        result[key] = value
     return result
 
 
@@ -278,8 +283,8 @@ def check_metrics_flags(args: argparse.Namespace) -> None:
     version = args.show_hidden_metrics_for_version
     if version and version != _previous_minor():
         raise CommandError(
-            f"--show-hidden-metrics-for-version must be omitted or have the value '{_previous_minor()}'. "
-            "Only the previous minor version is allowed"
+            f'metrics.showHiddenMetricsForVersion: Invalid value: "{version}": must be omitted or have the '
+            f"value '{_previous_minor()}'; only the previous minor version is allowed"
         )
 
 
@@ -299,6 +304,15 @@ class VersionAction(argparse.Action):
         value = str(values)
         if value == "raw":
             info = version_info(__version__)
+            # version.Info's field order; berth emulates no other version, so those fields are empty
+            info = {
+                "major": info["major"],
+                "minor": info["minor"],
+                **dict.fromkeys(
+                    ("emulationMajor", "emulationMinor", "minCompatibilityMajor", "minCompatibilityMinor"), ""
+                ),
+                **{k: v for k, v in info.items() if k not in ("major", "minor")},
+            }
             fields = ", ".join(f'{k[0].upper()}{k[1:]}:"{v}"' for k, v in info.items())
             sys.stdout.write(f"version.Info{{{fields}}}\n")
             parser.exit(0)

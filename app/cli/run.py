@@ -172,7 +172,7 @@ def _exposition(args: argparse.Namespace) -> metrics.Exposition:
     try:
         return metrics.Exposition.of(disabled=args.disabled_metrics, allow_list=allow)
     except ValueError as err:
-        raise CommandError(f"--allow-metric-labels: {err}") from err
+        raise CommandError(str(err)) from err
 
 
 def _log_python_settings() -> None:

@@ -100,7 +100,14 @@ def test_deprecated_flags_with_config_log_a_warning(
 
 def test_show_hidden_metrics_accepts_only_the_previous_minor(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "--show-hidden-metrics-for-version", "1.30"]) == 1
-    assert "must be omitted or have the value '1.35'" in capsys.readouterr().err
+    assert (
+        "must be omitted or have the value '1.35'; only the previous minor version" in capsys.readouterr().err
+    )
+
+
+def test_allow_metric_labels_keys_are_checked(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--allow-metric-labels", "a=b"]) == 1
+    assert "must have keys with format `metricName,labelName`" in capsys.readouterr().err
 
 
 def test_split_stream_needs_the_alpha_gate(capsys: pytest.CaptureFixture[str]) -> None:
