@@ -9,6 +9,14 @@ TokenReviews and SubjectAccessReviews go to the API server of ``--authentication
 ``--master``), else of the in-cluster service account; without any cluster bearer tokens and
 SubjectAccessReviews are off (with a warning), and only client certificates, static rules and the
 always-allowed paths work.
+
+The TLS flags (``--tls-min-version``, ``--tls-cipher-suites``, ``--tls-curve-preferences``,
+``--tls-sni-cert-key``) configure the listener's context (:mod:`app.server.tlsoptions`);
+``--permit-port-sharing`` sets SO_REUSEPORT. Without ``--client-ca-file`` or
+``--requestheader-client-ca-file``, and unless ``--authentication-skip-lookup``, the missing ones are
+read once from the cluster's ``kube-system/extension-apiserver-authentication`` configmap through the
+authentication client, as kube's DelegatingAuthenticationOptions do (a failed request-header lookup
+is fatal only with ``--authentication-tolerate-lookup-failure=false``).
 """
 
 from __future__ import annotations
