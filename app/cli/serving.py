@@ -38,8 +38,7 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
 from app import __version__, logs
-from app.api.validation import parse_duration
-from app.cli.options import CommandError, StringSliceAction, add_bool_flag, parse_bool
+from app.cli.options import CommandError, StringSliceAction, add_bool_flag, go_duration, parse_bool
 from app.kube.client import KubeClient, KubeError
 from app.kube.k8s import ApiClient, ConfigException, Configuration, load_incluster_config
 from app.server.authn import Authenticator, RequestHeaderAuthenticator, TokenReviewAuthenticator
@@ -81,10 +80,7 @@ DELEGATION_QPS, DELEGATION_BURST = 200.0, 400
 
 def duration_flag(text: str) -> float:
     """A non-negative Go duration (``10s``, ``1m``) in seconds."""
-    try:
-        seconds = parse_duration(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
+    seconds = go_duration(text)
     if seconds < 0:
         raise argparse.ArgumentTypeError(f'"{text}" is negative')
     return seconds

@@ -189,13 +189,25 @@ class Algorithm:
         if not filters:
             feasible.extend(order[:to_find])
             return feasible
-        if not state.record_plugin_metrics:
-            return self._filter_nodes(fwk, state, pod, diagnosis, order, filters, to_find, feasible)
-        timed = TimedFilters(filters)
+        began = time.perf_counter()
+        found = len(feasible)
+        failed_by: dict[tuple[str, str], int] = {}  # (rejecting plugin, status code) -> nodes
         try:
-            return self._filter_nodes(fwk, state, pod, diagnosis, order, timed.plugins, to_find, feasible)
+            if not state.record_plugin_metrics:
+                return self._filter_nodes(
+                    fwk, state, pod, diagnosis, order, filters, to_find, feasible, failed_by
+                )
+            timed = TimedFilters(filters)
+            try:
+                return self._filter_nodes(
+                    fwk, state, pod, diagnosis, order, timed.plugins, to_find, feasible, failed_by
+                )
+            finally:
+                timed.flush()
         finally:
-            timed.flush()
+            _record_filter_metrics(
+                fwk, filters, len(feasible) - found, failed_by, time.perf_counter() - start
+            )
 
     def _filter_nodes(
         self,
@@ -207,32 +219,10 @@ class Algorithm:
         filters: Sequence[FilterPlugin],
         to_find: int,
         feasible: list[NodeInfo],
-    ) -> list[NodeInfo]:
-        """Run ``filters`` on ``order`` until ``to_find`` nodes fit."""
-        start = time.perf_counter()
-        found = len(feasible)
-        failed_by: dict[tuple[str, str], int] = {}  # (rejecting plugin, status code) -> nodes
-        try:
-            return self._filter_nodes_loop(
-                fwk, state, pod, diagnosis, order, filters, to_find, feasible, failed_by
-            )
-        finally:
-            _record_filter_metrics(
-                fwk, filters, len(feasible) - found, failed_by, time.perf_counter() - start
-            )
-
-    def _filter_nodes_loop(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        pod: Pod,
-        diagnosis: Diagnosis,
-        order: Sequence[NodeInfo],
-        filters: Sequence[FilterPlugin],
-        to_find: int,
-        feasible: list[NodeInfo],
         failed_by: dict[tuple[str, str], int],
     ) -> list[NodeInfo]:
+        """Run ``filters`` on ``order`` until ``to_find`` nodes fit; rejections are counted in
+        ``failed_by`` by plugin and status code (for the Filter metrics)."""
         statuses = diagnosis.node_to_status.statuses
         nominated = self.nominated_pods
         if nominated is not None and self.any_nominated is not None and not self.any_nominated():
