@@ -10,10 +10,13 @@ from pathlib import Path
 import pytest
 
 from app import featuregates
+from app.api.validation import parse_duration
 from app.cli.flagsdoc import flags_markdown, run_parser
 from app.cli.kubeflags import apply_deprecated
 from app.cli.main import main
+from app.config import load_config
 from app.config.types import SchedulerConfiguration
+from app.plugins.registry import in_tree_registry
 from tests.kube.controlplane import default_bin_dir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -125,3 +128,77 @@ def test_vmodule_raises_the_level_of_matching_files() -> None:
     finally:
         logs.configure(0)
     assert not logs.enabled(4)
+
+
+def _kube_help() -> str:
+    binary = default_bin_dir() / "kube-scheduler"
+    if not binary.exists():
+        pytest.skip("kube-scheduler v1.36.3 is not built (hack/control-plane.sh build)")
+    return subprocess.run([str(binary), "--help"], capture_output=True, text=True, check=False).stdout
+
+
+def _kube_defaults(help_text: str) -> dict[str, tuple[str, str]]:
+    """``flag -> (type, default)`` of every flag whose help ends with ``(default ...)``."""
+    flags: dict[str, list[str]] = {}
+    current = ""
+    for line in help_text.splitlines():
+        match = re.match(r"^\s+(?:-\w, )?--([a-z0-9-]+)(?: (\S+))?\s{2,}(.*)$", line)
+        if match:
+            current = match.group(1)
+            flags[current] = [match.group(2) or "bool", match.group(3)]
+        elif current and line.strip():
+            flags[current][1] += " " + line.strip()
+    found = {}
+    for flag, (kind, text) in flags.items():
+        default = re.search(r"\(default (.*)\)\s*$", text)
+        if default:
+            found[flag] = (kind, default.group(1).strip('"'))
+    return found
+
+
+def _go_value(kind: str, text: str) -> object:
+    if kind == "duration":
+        return parse_duration(text)
+    if kind in ("int", "int32", "float32"):
+        return float(text)
+    if kind == "bool":
+        return text == "true"
+    if kind in ("strings", "int32Slice", "stringToString"):
+        inner = text.strip("[]")
+        return inner.split(",") if inner else []
+    return text
+
+
+# Flags berth leaves unset (None) to know whether they were given, as kube's flagset.Changed: their
+# effective default is the configuration's, which must then be kube's.
+CONFIG_DEFAULTS = {
+    "contention-profiling": lambda c: c.enable_contention_profiling,
+    "kube-api-burst": lambda c: c.client_connection.burst,
+    "kube-api-content-type": lambda c: c.client_connection.content_type,
+    "kube-api-qps": lambda c: c.client_connection.qps,
+    "leader-elect": lambda c: c.leader_election.leader_elect,
+    "leader-elect-lease-duration": lambda c: c.leader_election.lease_duration,
+    "leader-elect-renew-deadline": lambda c: c.leader_election.renew_deadline,
+    "leader-elect-resource-lock": lambda c: c.leader_election.resource_lock,
+    "leader-elect-resource-name": lambda c: c.leader_election.resource_name,
+    "leader-elect-resource-namespace": lambda c: c.leader_election.resource_namespace,
+    "profiling": lambda c: c.enable_profiling,
+}
+
+
+def test_defaults_are_kube_schedulers() -> None:
+    defaults = _kube_defaults(_kube_help())
+    assert len(defaults) > 20
+    actions = {o[2:]: a for a in run_parser()._actions for o in a.option_strings if o.startswith("--")}
+    cfg = load_config(None, in_tree_registry())
+    for flag, (kind, text) in defaults.items():
+        ours = actions[flag].default
+        if ours is None:
+            ours = CONFIG_DEFAULTS[flag](cfg)
+        if isinstance(ours, dict):
+            ours = [f"{k}={v}" for k, v in ours.items()]
+        if isinstance(ours, str) and kind == "strings":  # --authorization-always-allow-paths: one string
+            ours = ours.split(",")
+        if isinstance(ours, (int, float)) and not isinstance(ours, bool):
+            ours = float(ours)
+        assert ours == _go_value(kind, text), flag
