@@ -206,7 +206,7 @@ class Algorithm:
                 timed.flush()
         finally:
             _record_filter_metrics(
-                fwk, filters, len(feasible) - found, failed_by, time.perf_counter() - start
+                fwk, filters, len(feasible) - found, failed_by, time.perf_counter() - began
             )
 
     def _filter_nodes(

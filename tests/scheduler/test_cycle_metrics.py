@@ -30,12 +30,15 @@ def test_a_cycle_records_every_extension_point_and_the_algorithm() -> None:
     rejected = "UnschedulableAndUnresolvable"  # the small node's capacity is below the request
     filter_ok, filter_rejected = _point_count("Filter", "Success"), _point_count("Filter", rejected)
     algorithm = metrics.SCHEDULING_ALGORITHM_DURATION.sample_count(())
+    filter_seconds = metrics.FRAMEWORK_EXTENSION_POINT_DURATION.series(("Filter", "Success", PROFILE))[1]
+    seconds_before = filter_seconds[0]
     attempt = e.schedule_one(make_pod("p", [{"cpu": "2", "memory": "100Mi"}]))
     assert attempt.status == "Scheduled" and attempt.node in ("big-1", "big-2")
     assert {p: _point_count(p, "Success") - before[p] for p in points} == dict.fromkeys(points, 1)
     # one Filter observation per node checked, as kube times each node: two fit, one is too small
     assert _point_count("Filter", "Success") - filter_ok == 2
     assert _point_count("Filter", rejected) - filter_rejected == 1
+    assert 0 < filter_seconds[0] - seconds_before < 0.5  # the nodes' share of the filtering time
     assert metrics.SCHEDULING_ALGORITHM_DURATION.sample_count(()) == algorithm + 1
 
 
