@@ -332,7 +332,8 @@ def add_authn_authz_flags(parser: argparse.ArgumentParser) -> None:
     )
     authz.add_argument(
         "--authorization-always-allow-paths",
-        default=DEFAULT_ALWAYS_ALLOW_PATHS,
+        action=StringSliceAction,
+        default=DEFAULT_ALWAYS_ALLOW_PATHS.split(","),
         metavar="PATHS",
         help="A comma-separated list of HTTP paths to skip during authorization, i.e. these are authorized "
         f"without contacting the 'core' kubernetes server; a trailing * makes a prefix (default {DEFAULT_ALWAYS_ALLOW_PATHS}).",
@@ -595,7 +596,7 @@ def _request_header(
 
 
 def _always_allow(args: argparse.Namespace) -> PathSet:
-    patterns = [p.strip() for p in args.authorization_always_allow_paths.split(",") if p.strip()]
+    patterns = [p.strip() for p in args.authorization_always_allow_paths if p.strip()]
     try:
         return PathSet(patterns)
     except PathPatternError as err:
