@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 
-from app.featuregate_table import GATES
+from app.featuregate_table import DEPENDENCIES, GATES
 
 __all__ = ["COORDINATED_LEADER_ELECTION", "DEFAULT", "FeatureGateError", "FeatureGates"]
 
@@ -47,8 +47,32 @@ class FeatureGates:
         self._lock = threading.Lock()
         self._overrides: dict[str, bool] = {}
 
+    def set_flag(self, values: list[str]) -> None:
+        """Apply every ``--feature-gates`` value as component-base's registry does: each entry is
+        ``key=bool`` or ``kube:key=bool`` (the only component kube-scheduler registers), and the two
+        spellings must not be mixed."""
+        plain: list[str] = []
+        prefixed: list[str] = []
+        for value in values:
+            for part in value.split(","):
+                if not part.strip():
+                    continue
+                component, colon, rest = part.partition(":")
+                if colon and "=" not in component:
+                    if component.strip() != "kube":
+                        raise FeatureGateError(f"component not registered: {component.strip()}")
+                    prefixed.append(rest)
+                else:
+                    plain.append(part)
+        if plain and prefixed:
+            raise FeatureGateError(
+                "set kube feature gates with default empty prefix or kube: prefix consistently, do not mix use"
+            )
+        self.set(",".join(plain or prefixed))
+
     def set(self, value: str) -> None:
-        """Apply ``key1=true,key2=false``; every key must be known and settable.
+        """Apply ``key1=true,key2=false``; every key must be known and settable, and every enabled
+        gate's dependencies enabled (``FeatureGate.Set``'s checks and messages).
 
         Nothing is applied when any part is invalid, so a bad flag leaves the defaults intact.
         """
@@ -75,14 +99,19 @@ class FeatureGates:
                     f"feature is locked to {str(default).lower()}"
                 )
         if errors:
-            raise FeatureGateError("; ".join(errors))
+            raise FeatureGateError(_aggregate(errors))
+        overrides = self.overrides()
+        for special, stage in _SPECIAL.items():
+            if special in parsed:
+                for key, (_default, gate_stage, locked) in GATES.items():
+                    if gate_stage == stage and not locked and key not in parsed:
+                        overrides[key] = parsed[special]
+        overrides.update({k: v for k, v in parsed.items() if k not in _SPECIAL})
+        missing = dependency_errors(overrides)
+        if missing:
+            raise FeatureGateError(_aggregate(missing))
         with self._lock:
-            for special, stage in _SPECIAL.items():
-                if special in parsed:
-                    for key, (_default, gate_stage, locked) in GATES.items():
-                        if gate_stage == stage and not locked and key not in parsed:
-                            self._overrides[key] = parsed[special]
-            self._overrides.update({k: v for k, v in parsed.items() if k not in _SPECIAL})
+            self._overrides = overrides
 
     def enabled(self, key: str) -> bool:
         """Whether ``key`` is on: its override, else its default (KeyError for an unknown gate)."""
@@ -100,6 +129,28 @@ class FeatureGates:
         """Back to the defaults (tests)."""
         with self._lock:
             self._overrides.clear()
+
+
+def dependency_errors(overrides: dict[str, bool]) -> list[str]:
+    """component-base's dependency check: an enabled gate whose dependencies are not all enabled."""
+
+    def on(key: str) -> bool:
+        return overrides.get(key, GATES[key][0] if key in GATES else False)
+
+    errors = []
+    for gate, needs in sorted(DEPENDENCIES.items()):
+        if on(gate):
+            off = [n for n in needs if not on(n)]
+            if off:
+                errors.append(
+                    f"{gate} is enabled, but depends on features that are disabled: [{' '.join(off)}]"
+                )
+    return errors
+
+
+def _aggregate(errors: list[str]) -> str:
+    """``utilerrors.NewAggregate``'s message: one error alone, several in brackets."""
+    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
 
 
 DEFAULT = FeatureGates()

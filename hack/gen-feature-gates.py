@@ -20,7 +20,7 @@ MIRRORED = (1, 36)
 ENTRY = re.compile(r"^\t+(?:\w+\.)?(\w+): \{\s*$")
 SPEC = re.compile(
     r'\{Version: version\.MustParse\("(\d+)\.(\d+)"\), Default: (true|false), '
-    r"PreRelease: featuregate\.(\w+)(?:, LockToDefault: (true|false))?\}"
+    r"PreRelease: (?:featuregate\.)?(\w+)(?:, LockToDefault: (true|false))?\}"
 )
 
 
@@ -49,6 +49,24 @@ def versioned_gates(path: Path, opening: str) -> dict[str, tuple[bool, str, bool
     return gates
 
 
+DEPENDENCY = re.compile(r"^\t(?:\w+\.)?(\w+):\s*\{([^}]+)\},")
+
+
+def dependencies(path: Path) -> dict[str, list[str]]:
+    """``name -> gates it needs enabled`` from ``defaultKubernetesFeatureGateDependencies``."""
+    text = path.read_text()
+    body = text[text.index("var defaultKubernetesFeatureGateDependencies = ") :]
+    needs: dict[str, list[str]] = {}
+    for line in body.splitlines()[1:]:
+        if line.startswith("}"):
+            break
+        match = DEPENDENCY.match(line.split("//")[0])
+        if match:
+            items = [re.sub(r"^.*?(\w+)\)?$", r"\1", item.strip()) for item in match.group(2).split(",")]
+            needs[match.group(1)] = sorted(i for i in items if i)
+    return needs
+
+
 def main() -> int:
     root = modcache()
     k8s = os.environ.get("K8S_VERSION", "v1.36.3")
@@ -60,6 +78,11 @@ def main() -> int:
     gates |= versioned_gates(
         root / f"k8s.io/component-base@{staging}/logs/api/v1/kube_features.go", "return map[featuregate"
     )
+    # client-go's gates, which kube registers into its own gate (features.clientAdapter)
+    gates |= versioned_gates(
+        root / f"k8s.io/client-go@{staging}/features/known_features.go",
+        "var defaultVersionedKubernetesFeatureGates = ",
+    )
     gates["LoggingStableOptions"] = (True, "GA", True)  # implicit: "always enabled"
     out = sys.stdout
     out.write('"""kube-scheduler v1.36.3\'s feature gates: name -> (default, stage, locked to default).\n\n')
@@ -68,6 +91,12 @@ def main() -> int:
     for name in sorted(gates):
         default, stage, locked = gates[name]
         out.write(f'    "{name}": ({default}, "{stage}", {locked}),\n')
+    out.write("}\n\n# Gates that need others enabled (component-base's dependency check).\n")
+    out.write("DEPENDENCIES: dict[str, tuple[str, ...]] = {\n")
+    needs = dependencies(root / f"k8s.io/kubernetes@{k8s}/pkg/features/kube_features.go")
+    for name in sorted(needs):
+        items = ", ".join(f'"{n}"' for n in needs[name])
+        out.write(f'    "{name}": ({items}{"," if len(needs[name]) == 1 else ""}),\n')
     out.write("}\n")
     return 0
 

@@ -17,10 +17,18 @@ import sys
 import threading
 from typing import Any
 
-from app import featuregates, logs
+from app import featuregates, logs, metrics
 from app.api.errors import FieldError
 from app.api.validation import parse_duration
 from app.cli.common import build_registry, load_configuration, write_config
+from app.cli.kubeflags import (
+    add_deprecated_flags,
+    add_feature_gate_flags,
+    add_metrics_flags,
+    apply_deprecated,
+    check_metrics_flags,
+    check_versions,
+)
 from app.cli.options import CommandError
 from app.cli.serving import (
     add_authn_authz_flags,
@@ -58,12 +66,14 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "/debug/pods/{namespace}/{name} over HTTPS.",
     )
     misc = parser.add_argument_group("Misc flags")
-    misc.add_argument("--kubeconfig", metavar="FILE", help="Path to a kubeconfig file (default: in-cluster).")
     misc.add_argument(
-        "--master", metavar="URL", help="The address of the Kubernetes API server (overrides kubeconfig)."
+        "--master",
+        metavar="URL",
+        help="The address of the Kubernetes API server (overrides any value in kubeconfig)",
     )
     add_secure_serving_flags(parser, default_secure_port=DEFAULT_SECURE_PORT)
     add_authn_authz_flags(parser)
+    add_deprecated_flags(parser)
     le = parser.add_argument_group("Leader election flags")
     le.add_argument(
         "--leader-elect",
@@ -79,20 +89,15 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     le.add_argument("--leader-elect-resource-lock", metavar="TYPE", help="Only 'leases' is supported.")
     le.add_argument("--leader-elect-resource-name", metavar="NAME", help="default kube-scheduler")
     le.add_argument("--leader-elect-resource-namespace", metavar="NAMESPACE", help="default kube-system")
-    fg = parser.add_argument_group("Feature gate flags")
-    fg.add_argument(
-        "--feature-gates",
-        metavar="KEY=BOOL,...",
-        default="",
-        help="A set of key=value pairs that describe feature gates for alpha/experimental features, as "
-        "kube-scheduler v1.36.3 knows them (e.g. CoordinatedLeaderElection=true).",
-    )
+    add_feature_gate_flags(parser)
+    add_metrics_flags(parser)
     return parser
 
 
 def _configuration(args: argparse.Namespace) -> Any:
     registry = build_registry(args.plugin_module)
     cfg = load_configuration(args.config, registry)
+    cfg = apply_deprecated(cfg, args, config_given=bool(args.config))
     if args.leader_elect_resource_lock not in (None, "leases"):
         raise CommandError(
             f'--leader-elect-resource-lock: "{args.leader_elect_resource_lock}" is not supported (only "leases")'
@@ -114,10 +119,9 @@ def _configuration(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Setup, then Run until a signal (0) or a lost lease (1)."""
-    try:
-        featuregates.DEFAULT.set(args.feature_gates)
-    except featuregates.FeatureGateError as err:
-        raise CommandError(f"--feature-gates: {err}") from err
+    check_versions(args)
+    check_metrics_flags(args)
+    exposition = _exposition(args)
     registry, cfg = _configuration(args)
     if args.write_config_to:
         write_config(cfg, args.write_config_to)
@@ -126,19 +130,48 @@ def run(args: argparse.Namespace) -> int:
         gates = featuregates.DEFAULT.overrides()
         logs.info("Feature gates", gates=",".join(f"{k}={str(v).lower()}" for k, v in sorted(gates.items())))
     try:
-        components = setup(cfg, registry, Options(kubeconfig=args.kubeconfig, master=args.master))
+        components = setup(
+            cfg,
+            registry,
+            Options(
+                master=args.master,
+                pod_max_in_unschedulable_pods_duration=args.pod_max_in_unschedulable_pods_duration,
+            ),
+        )
     except KubeError as err:
-        raise CommandError(err.message) from err
+        hint = ""
+        if args.config and args.kubeconfig and not cfg.client_connection.kubeconfig:
+            hint = " (--kubeconfig is ignored with --config, as in kube-scheduler: set clientConnection.kubeconfig)"
+        raise CommandError(err.message + hint) from err
     except FrameworkError as err:
         raise CommandError(f"{args.config or 'configuration'}: {err}") from err
     _log_python_settings()
+    metrics.configure_exposition(exposition)
     runner = Runner(components)
+    args.kubeconfig = cfg.client_connection.kubeconfig or None  # what the delegated auth clients use too
     server = build_secure_server(args, runner.app, name="berth-scheduler")
     stop = threading.Event()
     shutdown_on_signals(stop)
     try:
         return runner.run([server], stop)
     except OSError as err:  # the secure port is taken, ...
+        raise CommandError(str(err)) from err
+
+
+def _exposition(args: argparse.Namespace) -> metrics.Exposition:
+    """The metrics flags, checked (an unreadable allow-list manifest is an error naming the flag)."""
+    allow = {}
+    if args.allow_metric_labels_manifest:
+        try:
+            allow = metrics.load_allow_list_manifest(args.allow_metric_labels_manifest)
+        except (OSError, ValueError) as err:
+            raise CommandError(
+                f"--allow-metric-labels-manifest: {args.allow_metric_labels_manifest}: {err}"
+            ) from err
+    allow.update(args.allow_metric_labels)
+    try:
+        return metrics.Exposition.of(disabled=args.disabled_metrics, allow_list=allow)
+    except ValueError as err:
         raise CommandError(str(err)) from err
 
 

@@ -292,6 +292,12 @@ class Framework:
         self.profile_name = spec.scheduler_name
         self.percentage_of_nodes_to_score = spec.percentage_of_nodes_to_score
         self.handle = handle
+        # scheduler_plugin_evaluation_total's tables of this profile, incremented in place
+        self.evaluations = {
+            point: metrics.PLUGIN_EVALUATION_TOTAL.table(self.profile_name, point)
+            for point in ("PreFilter", "Filter", "PreScore", "Score")
+        }
+        self._point_series: dict[tuple[str, str], tuple[list[int], list[float]]] = {}
         plugin_handle = ProfileHandle(handle, self)
         self.plugins: dict[str, Plugin] = {}
         needed = _needed_plugins(spec)
@@ -382,8 +388,10 @@ class Framework:
         result: PreFilterResult | None = None
         with_nodes: set[str] = set()
         return_status: Status | None = None
+        ran: list[str] = []
         try:
             for pl in self.pre_filter:
+                ran.append(pl.name)
                 r, s = self._call(state, "PreFilter", pl.name, pl.pre_filter, state, pod, nodes)
                 if s is not None and s.code is Code.SKIP:
                     skip.add(pl.name)
@@ -415,6 +423,7 @@ class Framework:
                         return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), with_nodes
             return result, return_status, with_nodes
         finally:
+            metrics.count_evaluations(self.evaluations["PreFilter"], ran, 1)
             self._observe_point("PreFilter", return_status, start)
 
     def run_pre_filter_extension_add_pod(
@@ -494,12 +503,14 @@ class Framework:
         one :meth:`~FilterPlugin.filter_all` call, so a node that failed is not asked again, as
         node by node; what changes is the per-node call overhead, paid once per plugin instead.
         """
+        start = time.perf_counter()
         feasible = list(nodes)
         failed: dict[str, Status] = {}
         interleaved = False  # failures from more than one plugin: put them back in node order
         for pl in plugins:
             if not feasible:
                 break
+            metrics.count_evaluations(self.evaluations["Filter"], (pl.name,), len(feasible))
             try:
                 verdicts = pl.filter_all(state, pod, feasible)
                 final = False
@@ -520,6 +531,12 @@ class Framework:
             interleaved = interleaved or (earlier > 0 and len(failed) > earlier)
         if interleaved:
             failed = {info.name: failed[info.name] for info in nodes if info.name in failed}
+        if nodes:
+            per_node = (time.perf_counter() - start) / len(nodes)
+            if feasible:
+                self.observe_point("Filter", "Success", per_node, len(feasible))
+            if failed:
+                self.observe_point("Filter", "Unschedulable", per_node, len(failed))
         return feasible, failed
 
     def run_filter_plugins_with_nominated_pods(
@@ -594,7 +611,9 @@ class Framework:
         skip = state.skip_score_plugins
         skip.clear()
         status: Status | None = None
+        ran: list[str] = []
         for pl in self.pre_score:
+            ran.append(pl.name)
             s = self._call(state, "PreScore", pl.name, pl.pre_score, state, pod, nodes)
             if s is not None and s.code is Code.SKIP:
                 skip.add(pl.name)
@@ -604,6 +623,7 @@ class Framework:
                     Code.ERROR, f'running PreScore plugin "{pl.name}": {s.message()}', plugin=pl.name
                 )
                 break
+        metrics.count_evaluations(self.evaluations["PreScore"], ran, 1)
         self._observe_point("PreScore", status, start)
         return status
 
@@ -623,6 +643,7 @@ class Framework:
             # range check and weights, so a Score failure wins over another plugin's bad range.
             plugins = self.active_scorers(state)
             all_scores: list[list[int]] = []
+            metrics.count_evaluations(self.evaluations["Score"], [pl.name for pl in plugins], len(nodes))
             for pl in plugins:
                 try:
                     if state.record_plugin_metrics:
@@ -676,23 +697,25 @@ class Framework:
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """The first failing Reserve status, or None."""
-        for pl in self.reserve:
-            s = self._call(state, "Reserve", pl.name, pl.reserve, state, pod, node_name)
-            if s is not None and not s.is_success():
-                s.plugin = pl.name
-                if s.is_rejected():
-                    return s
-                return Status(
-                    Code.ERROR, f'running Reserve plugin "{pl.name}": {s.message()}', plugin=pl.name
-                )
-        return None
+        return self._first_failure(
+            state, "Reserve", [(pl.name, pl.reserve) for pl in self.reserve], pod, node_name
+        )
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Unreserve in reverse order."""
+        start = time.perf_counter()
         for pl in reversed(self.reserve):
             pl.unreserve(state, pod, node_name)
+        self._observe_point("Unreserve", None, start)
 
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
+        """Permit, with its extension-point duration recorded (see :meth:`_run_permit_plugins`)."""
+        start = time.perf_counter()
+        status, wait = self._run_permit_plugins(state, pod, node_name)
+        self._observe_point("Permit", status, start)
+        return status, wait
+
+    def _run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status | None, float]:
         """Permit: a rejection returns at once; Wait returns the shortest timeout (capped at 15 min).
 
         As kube-scheduler, the Wait status is the last waiting plugin's, with the reason
@@ -722,18 +745,29 @@ class Framework:
 
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """The first failing PreBind status, or None."""
-        for pl in self.pre_bind:
-            s = self._call(state, "PreBind", pl.name, pl.pre_bind, state, pod, node_name)
+        return self._first_failure(
+            state, "PreBind", [(pl.name, pl.pre_bind) for pl in self.pre_bind], pod, node_name
+        )
+
+    def _first_failure(
+        self, state: CycleState, point: str, calls: list[tuple[str, Any]], pod: Pod, node_name: str
+    ) -> Status | None:
+        """Reserve and PreBind: the plugins in order until one fails; a rejection as it is, anything
+        else an Error naming the plugin; the extension point's duration recorded."""
+        start = time.perf_counter()
+        status: Status | None = None
+        for name, method in calls:
+            s = self._call(state, point, name, method, state, pod, node_name)
             if s is not None and not s.is_success():
-                s.plugin = pl.name
-                return (
+                s.plugin = name
+                status = (
                     s
                     if s.is_rejected()
-                    else Status(
-                        Code.ERROR, f'running PreBind plugin "{pl.name}": {s.message()}', plugin=pl.name
-                    )
+                    else Status(Code.ERROR, f'running {point} plugin "{name}": {s.message()}', plugin=name)
                 )
-        return None
+                break
+        self._observe_point(point, status, start)
+        return status
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """Bind plugins in order until one does not Skip."""
@@ -755,8 +789,10 @@ class Framework:
 
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """PostBind; results are ignored."""
+        start = time.perf_counter()
         for pl in self.post_bind:
             pl.post_bind(state, pod, node_name)
+        self._observe_point("PostBind", None, start)
 
     # --- helpers -------------------------------------------------------------------------
 
@@ -805,7 +841,20 @@ class Framework:
 
     def _observe_point(self, point: str, status: Status | None, start: float) -> None:
         code = "Success" if status is None else status.code.label
-        metrics.observe_extension_point(point, code, self.profile_name, time.perf_counter() - start)
+        self.observe_point(point, code, time.perf_counter() - start)
+
+    def observe_point(self, point: str, code: str, seconds: float, times: int = 1) -> None:
+        """``scheduler_framework_extension_point_duration_seconds`` of this profile (``times``
+        observations of ``seconds``), through a kept series handle."""
+        series = self._point_series.get((point, code))
+        if series is None:
+            series = self._point_series[(point, code)] = metrics.FRAMEWORK_EXTENSION_POINT_DURATION.series(
+                (point, code, self.profile_name)
+            )
+        if times == 1:
+            metrics.FRAMEWORK_EXTENSION_POINT_DURATION.observe_series(series, seconds)
+        else:
+            metrics.FRAMEWORK_EXTENSION_POINT_DURATION.observe_series_repeated(series, seconds, times)
 
 
 def filter_failure(plugin: str, status: Status) -> Status:

@@ -18,14 +18,16 @@ Every request first takes a token from a client-side token bucket (``qps``/``bur
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urlsplit
 
 import orjson
 import urllib3
 
-from app import logs
+from app import logs, metrics
 from app.kube.k8s import ApiClient, ConfigException, Configuration, load_incluster_config, load_kube_config
 from app.kube.ratelimit import TokenBucket
 from app.kube.rawhttp import BlockingHttp, Target
@@ -130,6 +132,8 @@ class KubeClient:
         self.api = api_client
         self.host = str(api_client.configuration.host).rstrip("/")
         self.limiter = TokenBucket(qps, burst)
+        self._metric_host = urlsplit(self.host).netloc  # client-go labels by host:port
+        self._waited = threading.local()  # the current request's rate-limiter wait, per thread
         self._pool = api_client.rest_client.pool_manager
         target = Target.of(api_client.configuration, self.host)
         self._raw = BlockingHttp(target) if target is not None else None
@@ -206,7 +210,7 @@ class KubeClient:
         timeout: urllib3.Timeout,
         content_type: str | None = None,
     ) -> urllib3.BaseHTTPResponse:
-        self.limiter.accept()
+        self._waited.seconds = self.limiter.accept()
         data = None if body is None else (body if isinstance(body, bytes) else orjson.dumps(body))
         if data is not None and content_type is None:
             content_type = _MERGE_PATCH if method.upper() == "PATCH" else _JSON
@@ -239,6 +243,33 @@ class KubeClient:
         ``application/json``, or ``application/merge-patch+json`` for PATCH, unless ``content_type``
         says otherwise. Raises :class:`KubeError` (status 0) only when no answer was received.
         """
+        start = time.perf_counter()
+        status = 0
+        data = b""
+        try:
+            status, data = self._request(method, path, body, params, timeout, content_type)
+            return status, data
+        finally:
+            # client-go's rest_client_* families; the limiter wait is what accept() last blocked
+            metrics.observe_rest_call(
+                self._metric_host,
+                method,
+                status,
+                time.perf_counter() - start,
+                getattr(self._waited, "seconds", 0.0),
+                len(body) if isinstance(body, bytes) else 0,
+                len(data),
+            )
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        body: object | None,
+        params: Mapping[str, str] | None,
+        timeout: float | None,
+        content_type: str | None,
+    ) -> tuple[int, bytes]:
         if self._raw is not None:
             return self._raw_request(method, path, body, params, timeout, content_type)
         t = urllib3.Timeout(connect=_CONNECT_TIMEOUT, read=timeout) if timeout else urllib3.Timeout()
@@ -264,7 +295,7 @@ class KubeClient:
     ) -> tuple[int, bytes]:
         """:meth:`request` over :attr:`_raw`, with :meth:`_open`'s body, headers and errors."""
         assert self._raw is not None
-        self.limiter.accept()
+        self._waited.seconds = self.limiter.accept()
         method = method.upper()
         data = b"" if body is None else (body if isinstance(body, bytes) else orjson.dumps(body))
         if body is not None and content_type is None:

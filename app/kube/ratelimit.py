@@ -59,8 +59,9 @@ class TokenBucket:
                 return 0.0
             return -self._tokens / self.qps
 
-    def accept(self) -> None:
-        """Block until a token is available (client-go's ``Accept``)."""
+    def accept(self) -> float:
+        """Block until a token is available (client-go's ``Accept``); the seconds waited."""
         delay = self.reserve()
         if delay > 0:
             self._sleep(delay)
+        return max(delay, 0.0)

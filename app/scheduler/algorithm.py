@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -247,13 +248,25 @@ class Algorithm:
         if not filters:
             feasible.extend(order[:to_find])
             return feasible
-        if not state.record_plugin_metrics:
-            return self._filter_nodes(fwk, state, pod, diagnosis, order, filters, to_find, feasible)
-        timed = TimedFilters(filters)
+        began = time.perf_counter()
+        found = len(feasible)
+        failed_by: dict[tuple[str, str], int] = {}  # (rejecting plugin, status code) -> nodes
         try:
-            return self._filter_nodes(fwk, state, pod, diagnosis, order, timed.plugins, to_find, feasible)
+            if not state.record_plugin_metrics:
+                return self._filter_nodes(
+                    fwk, state, pod, diagnosis, order, filters, to_find, feasible, failed_by
+                )
+            timed = TimedFilters(filters)
+            try:
+                return self._filter_nodes(
+                    fwk, state, pod, diagnosis, order, timed.plugins, to_find, feasible, failed_by
+                )
+            finally:
+                timed.flush()
         finally:
-            timed.flush()
+            _record_filter_metrics(
+                fwk, filters, len(feasible) - found, failed_by, time.perf_counter() - began
+            )
 
     def _filter_nodes(
         self,
@@ -265,8 +278,10 @@ class Algorithm:
         filters: Sequence[FilterPlugin],
         to_find: int,
         feasible: list[NodeInfo],
+        failed_by: dict[tuple[str, str], int],
     ) -> list[NodeInfo]:
-        """Run ``filters`` on ``order`` until ``to_find`` nodes fit."""
+        """Run ``filters`` on ``order`` until ``to_find`` nodes fit; rejections are counted in
+        ``failed_by`` by plugin and status code (for the Filter metrics)."""
         statuses = diagnosis.node_to_status.statuses
         nominated = self.nominated_pods
         if nominated is not None and self.any_nominated is not None and not self.any_nominated():
@@ -300,6 +315,8 @@ class Algorithm:
                 if len(feasible) >= to_find:
                     break
                 continue
+            key = (status.plugin or "", status.code.label)
+            failed_by[key] = failed_by.get(key, 0) + 1
             if status.code is Code.ERROR:
                 raise SchedulingError(status)
             statuses[info.name] = status
@@ -392,3 +409,36 @@ class Algorithm:
             best = max(s.total for s in scores)
             top = [s.name for s in scores if s.total == best]
         return top[0] if len(top) == 1 else self.rng.choice(top)
+
+
+def _record_filter_metrics(
+    fwk: Framework,
+    filters: Sequence[FilterPlugin],
+    passed: int,
+    failed_by: dict[tuple[str, str], int],
+    seconds: float,
+) -> None:
+    """kube times the Filter extension point per node checked and counts every Filter call
+    (``plugin_evaluation_total``); berth's loop is inlined for speed, so both are derived once per
+    cycle: a node that passed ran every plugin, one rejected by plugin *k* ran plugins 1..k."""
+    failed = sum(failed_by.values())
+    checked = passed + failed
+    if not checked:
+        return
+    per_node = seconds / checked
+    if passed:
+        fwk.observe_point("Filter", "Success", per_node, passed)
+    by_plugin: dict[str, int] = {}
+    by_code: dict[str, int] = {}
+    for (plugin, code), n in failed_by.items():
+        by_plugin[plugin] = by_plugin.get(plugin, 0) + n
+        by_code[code] = by_code.get(code, 0) + n
+    for code, n in by_code.items():
+        fwk.observe_point("Filter", code, per_node, n)
+    table = fwk.evaluations["Filter"]
+    remaining = checked  # nodes that reached the current plugin
+    for pl in filters:
+        if remaining <= 0:
+            break
+        table[pl.name] = table.get(pl.name, 0.0) + remaining
+        remaining -= by_plugin.get(pl.name, 0)

@@ -307,8 +307,12 @@ class Engine:
         A "Scheduled" attempt leaves the pod assumed on ``attempt.node`` and reserved; the caller
         then runs :meth:`binding_cycle` (at once, or on another thread as ``berth run`` does).
         """
+        start = time.perf_counter()
         try:
-            result = self.algorithm.schedule_pod(fwk, state, pod)
+            try:
+                result = self.algorithm.schedule_pod(fwk, state, pod)
+            finally:  # kube observes every attempt's algorithm (a deferred call)
+                metrics.SCHEDULING_ALGORITHM_DURATION.observe((), time.perf_counter() - start)
         except NoNodesAvailable as err:
             return Attempt(pod, "Unschedulable", message=str(err))
         except SchedulingError as err:
@@ -344,8 +348,11 @@ class Engine:
         if status is None:
             status, _timeout = fwk.run_permit_plugins(state, assumed, host)
             if status is not None and status.code is Code.WAIT:
-                # Simulate and the extender have no waiting-pods map: a Wait ends the attempt.
+                # Simulate and the extender have no waiting-pods map: a Wait ends the attempt, a
+                # wait that lasted no time and ended Unschedulable (what the histogram records).
+                waited = time.perf_counter()
                 status = Status(Code.UNSCHEDULABLE, *status.reasons, plugin=status.plugin)
+                metrics.PERMIT_WAIT_DURATION.labels(status.code.label).observe(time.perf_counter() - waited)
         if status is not None:
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed)

@@ -45,6 +45,7 @@ from prometheus_fastapi_instrumentator import metrics as http_metrics
 from pydantic.json_schema import models_json_schema
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app import metrics
 from app.extender import schema
 from app.extender.bind import Binder, RememberingService
 from app.extender.service import ExtenderService
@@ -64,6 +65,7 @@ DEFAULT_MAX_REQUEST_BYTES = 64 << 20
 """64 MiB: room for a 5,000-node NodeList of full objects."""
 
 _JSON = "application/json"
+_PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
 _PROBES = ("/healthz", "/livez", "/readyz")
 
 
@@ -192,7 +194,12 @@ def _instrument(app: FastAPI) -> None:
     instrumentator = Instrumentator(excluded_handlers=["^/metrics$", *(f"^{p}(/.*)?$" for p in _PROBES)])
     if _http_instrumentation is not None:
         instrumentator.add(_http_instrumentation)
-    instrumentator.instrument(app).expose(app, include_in_schema=True, tags=["debug"])
+    instrumentator.instrument(app)
+
+    @app.get("/metrics", tags=["debug"], summary="Prometheus metrics", response_class=Response)
+    async def get_metrics() -> Response:
+        # kube's text format: Go numbers (le="1"), stability markers, no _created series
+        return Response(metrics.render(), media_type=_PROMETHEUS)
 
 
 def _tolerant(instrumentation: Callable[[Any], None] | None) -> Callable[[Any], None] | None:

@@ -2,16 +2,25 @@
 
 In order, the first that applies decides:
 
-1. **client certificate**: verified by the TLS layer against ``--client-ca-file``; the user is its
+1. **request header** (``--requestheader-*``, kube's front-proxy authentication): a client
+   certificate issued by a ``--requestheader-client-ca-file`` authority (and, when
+   ``--requestheader-allowed-names`` is set, with one of those Common Names) vouches for the user
+   named in ``--requestheader-username-headers`` (groups, UID and extra from their headers); without
+   a username header the request goes on to the next step;
+2. **client certificate**: verified by the TLS layer against ``--client-ca-file``; the user is its
    Common Name, the groups its Organizations (a certificate without a CN is refused);
-2. **bearer token** (``Authorization: Bearer ...``): checked by a TokenReview against the API server
+3. **bearer token** (``Authorization: Bearer ...``): checked by a TokenReview against the API server
    and cached for ``--authentication-token-webhook-cache-ttl``; a token the API server rejects, or
    any token when berth has no TokenReview access, is refused;
-3. **anonymous**: a request with neither is ``system:anonymous`` (group ``system:unauthenticated``)
+4. **anonymous**: a request with neither is ``system:anonymous`` (group ``system:unauthenticated``)
    when anonymous access is on, and always on the anonymous paths (the always-allowed probes, as
    kube's structured ``anonymous.conditions``); otherwise it is refused.
 
 Every authenticated user also gets the group ``system:authenticated``. A refusal is an HTTP 401.
+
+The TLS layer verifies client certificates against both CA bundles at once (Python's ``ssl`` has
+one trust store per context); which bundle vouches for a certificate is decided by its issuer's
+name, which must be the subject of a CA of that bundle.
 """
 
 from __future__ import annotations
@@ -20,12 +29,13 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 from starlette.types import Scope
 
 from app.kube.client import KubeClient
 from app.server.paths import PathSet
-from app.server.protocol import Subject, client_subject
+from app.server.protocol import Subject, client_issuer, client_subject
 from app.server.reviews import CachedReviewer
 
 __all__ = [
@@ -33,6 +43,7 @@ __all__ = [
     "AUTHENTICATED_GROUP",
     "AuthenticationError",
     "Authenticator",
+    "RequestHeaderAuthenticator",
     "TokenReviewAuthenticator",
     "UserInfo",
     "bearer_token",
@@ -140,8 +151,73 @@ class TokenReviewAuthenticator:
         return result.user
 
 
+@dataclass(frozen=True, slots=True)
+class RequestHeaderAuthenticator:
+    """kube's ``headerrequest`` authenticator behind its x509 verifier (``--requestheader-*``).
+
+    ``issuers`` are the subjects of the ``--requestheader-client-ca-file`` authorities; header names
+    are matched case-insensitively, as HTTP header names are.
+    """
+
+    issuers: frozenset[Subject]
+    allowed_names: tuple[str, ...] = ()
+    username_headers: tuple[str, ...] = ("x-remote-user",)
+    uid_headers: tuple[str, ...] = ()
+    group_headers: tuple[str, ...] = ("x-remote-group",)
+    extra_prefixes: tuple[str, ...] = ("x-remote-extra-",)
+
+    def vouches(self, scope: Scope) -> bool:
+        """Whether the request's client certificate comes from a request-header authority."""
+        issuer = client_issuer(scope)
+        return issuer is not None and issuer in self.issuers
+
+    def authenticate(self, scope: Scope, subject: Subject) -> UserInfo | None:
+        """The user the headers name (None without a username header); the certificate's CN must be
+        allowed. The identity headers are removed from the request, as kube's filter does."""
+        if self.allowed_names:
+            names = [value for name, value in subject if name == "commonName"]
+            cn = names[0] if names else ""
+            if cn not in self.allowed_names:
+                raise AuthenticationError(f"x509: subject with cn={cn} is not in the allowed list")
+        headers: list[tuple[bytes, bytes]] = scope["headers"]
+        values: dict[str, list[str]] = {}
+        for raw_name, raw_value in headers:
+            values.setdefault(raw_name.decode("latin-1").lower(), []).append(raw_value.decode("latin-1"))
+        user = _first(values, self.username_headers)
+        if not user:
+            return None
+        uid = _first(values, self.uid_headers)
+        groups = tuple(v for h in self.group_headers for v in values.get(h.lower(), ()))
+        extra: dict[str, list[str]] = {}
+        prefixes = tuple(p.lower() for p in self.extra_prefixes)
+        for name, vs in values.items():
+            for prefix in prefixes:
+                if name.startswith(prefix):
+                    extra.setdefault(unquote(name[len(prefix) :]).lower(), []).extend(vs)
+        identity = {h.lower() for h in (*self.username_headers, *self.uid_headers, *self.group_headers)}
+        scope["headers"] = [
+            (n, v)
+            for n, v in headers
+            if (name := n.decode("latin-1").lower()) not in identity and not name.startswith(prefixes)
+        ]
+        return UserInfo(
+            user,
+            uid=uid,
+            groups=_with_authenticated(groups),
+            extra=tuple(sorted((k, tuple(v)) for k, v in extra.items())),
+        )
+
+
+def _first(values: Mapping[str, list[str]], names: tuple[str, ...]) -> str:
+    for name in names:
+        for value in values.get(name.lower(), ()):
+            if value:
+                return value
+    return ""
+
+
 class Authenticator:
-    """Client certificate, then bearer token, then anonymous (see the module docstring)."""
+    """Request header, client certificate, bearer token, anonymous (see the module docstring)."""
 
     def __init__(
         self,
@@ -149,16 +225,35 @@ class Authenticator:
         tokens: TokenReviewAuthenticator | None,
         anonymous: bool,
         anonymous_paths: PathSet,
+        request_header: RequestHeaderAuthenticator | None = None,
+        client_ca_issuers: frozenset[Subject] | None = None,
     ) -> None:
         self.tokens = tokens
         self.anonymous = anonymous
         self.anonymous_paths = anonymous_paths
+        self.request_header = request_header
+        # With a request-header CA in the trust store too, a certificate only counts as a client
+        # certificate when one of the --client-ca-file authorities issued it.
+        self.client_ca_issuers = client_ca_issuers if request_header is not None else None
 
     async def authenticate(self, scope: Scope) -> UserInfo:
         """The request's user; :class:`AuthenticationError` (401) when it has none acceptable."""
         subject = client_subject(scope)
         if subject is not None:
-            return user_from_subject(subject)
+            failure: AuthenticationError | None = None
+            if self.request_header is not None and self.request_header.vouches(scope):
+                try:
+                    user = self.request_header.authenticate(scope, subject)
+                except AuthenticationError as err:
+                    failure = err
+                else:
+                    if user is not None:
+                        return user
+            issuers = self.client_ca_issuers
+            if issuers is None or client_issuer(scope) in issuers:
+                return user_from_subject(subject)
+            if failure is not None and bearer_token(scope) is None:
+                raise failure
         token = bearer_token(scope)
         if token is not None:
             if self.tokens is None:

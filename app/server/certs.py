@@ -36,6 +36,7 @@ from app import logs
 __all__ = [
     "CertKey",
     "TLSConfigError",
+    "ca_subjects",
     "generate_self_signed",
     "self_signed_files",
     "server_context",
@@ -211,8 +212,13 @@ def self_signed_files(cert_dir: str | None, pair_name: str, bind_address: str) -
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def server_context(files: CertKey, client_ca_file: str | None = None) -> ssl.SSLContext:
+def server_context(
+    files: CertKey, client_ca_file: str | None = None, *, client_ca_data: Sequence[str] = ()
+) -> ssl.SSLContext:
     """A TLS 1.2+ server context serving ``files``.
+
+    ``client_ca_data`` are more PEM bundles clients may be verified against (the request-header CA,
+    CAs looked up in the cluster).
 
     With ``client_ca_file`` clients may present a certificate (``CERT_OPTIONAL``); one that the CA
     bundle does not verify fails the handshake, since Python's ``ssl`` has no verify callback to
@@ -235,6 +241,12 @@ def server_context(files: CertKey, client_ca_file: str | None = None) -> ssl.SSL
                 f"cannot load the client CA bundle {client_ca_file}: {_reason(err)}", "client-ca"
             ) from err
         ctx.verify_mode = ssl.CERT_OPTIONAL
+    for pem in client_ca_data:
+        try:
+            ctx.load_verify_locations(cadata=pem)
+        except (ValueError, ssl.SSLError) as err:
+            raise TLSConfigError(f"cannot load a client CA bundle: {err}", "client-ca") from err
+        ctx.verify_mode = ssl.CERT_OPTIONAL
     return ctx
 
 
@@ -242,3 +254,13 @@ def _reason(err: OSError | ssl.SSLError) -> str:
     if isinstance(err, ssl.SSLError):
         return str(err.reason or err)
     return str(err.strerror or err)
+
+
+def ca_subjects(pem: bytes) -> frozenset[tuple[tuple[str, str], ...]]:
+    """The subject names of the certificates of a PEM bundle, as ``getpeercert()`` spells a
+    certificate's issuer (``(("commonName", "ca"),)``), to tell which bundle issued a client's."""
+    try:
+        certs = x509.load_pem_x509_certificates(pem)
+    except ValueError as err:
+        raise TLSConfigError(f"not a PEM certificate bundle: {err}", "client-ca") from err
+    return frozenset(tuple((attr.oid._name, str(attr.value)) for attr in cert.subject) for cert in certs)

@@ -51,12 +51,14 @@ class ListenError(OSError):
 
 @dataclass(frozen=True)
 class Listener:
-    """One socket to serve ``app`` on; ``ssl`` makes it HTTPS. ``port`` 0 picks a free port."""
+    """One socket to serve ``app`` on; ``ssl`` makes it HTTPS. ``port`` 0 picks a free port.
+    ``reuse_port`` sets SO_REUSEPORT (kube's ``--permit-port-sharing``)."""
 
     app: ASGIApp
     host: str
     port: int
     ssl: ssl.SSLContext | None = None
+    reuse_port: bool = False
 
     def address(self, port: int | None = None) -> str:
         """``host:port`` (IPv6 hosts in brackets)."""
@@ -74,6 +76,8 @@ def _bind(listener: Listener) -> socket.socket:
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Go's listeners: no TIME_WAIT wait
+        if listener.reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         if family == socket.AF_INET6 and sockaddr[0] == "::":
             sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)  # [::] serves IPv4 too
         sock.bind(sockaddr)

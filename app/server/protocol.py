@@ -39,7 +39,7 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from app.server.direct import DirectApp, DirectRoute, Headers, direct_app
 
-__all__ = ["BerthHttpProtocol", "CoalescingTransport", "Subject", "client_subject"]
+__all__ = ["BerthHttpProtocol", "CoalescingTransport", "Subject", "client_issuer", "client_subject"]
 
 Subject = tuple[tuple[str, str], ...]
 """A certificate subject's attributes as ``(name, value)`` pairs (``getpeercert()`` names)."""
@@ -48,7 +48,15 @@ Subject = tuple[tuple[str, str], ...]
 def _subject(peercert: Mapping[str, Any] | None) -> Subject | None:
     if not peercert:
         return None  # no certificate, or (without CERT_OPTIONAL) one that was not verified
-    return tuple((str(name), str(value)) for rdn in peercert.get("subject", ()) for name, value in rdn)
+    return _name(peercert, "subject")
+
+
+def _name(peercert: Mapping[str, Any], field: str) -> Subject:
+    return tuple((str(name), str(value)) for rdn in peercert.get(field, ()) for name, value in rdn)
+
+
+def _issuer(peercert: Mapping[str, Any] | None) -> Subject | None:
+    return _name(peercert, "issuer") if peercert else None
 
 
 class CoalescingTransport:
@@ -138,9 +146,11 @@ class BerthHttpProtocol(HttpToolsProtocol):
         super().connection_made(coalescing)  # type: ignore[arg-type]
         ssl_object = transport.get_extra_info("ssl_object")
         if ssl_object is not None:
+            peercert = transport.get_extra_info("peercert")
             self._tls = {
                 "tls_version": ssl_object.version(),
-                "client_cert_subject": _subject(transport.get_extra_info("peercert")),
+                "client_cert_subject": _subject(peercert),
+                "client_cert_issuer": _issuer(peercert),
             }
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -262,8 +272,17 @@ _INTERNAL_ERROR_HEADERS: Headers = [
 
 def client_subject(scope: Scope) -> Subject | None:
     """The verified client certificate's subject of this request, if it came with one."""
+    return _tls_name(scope, "client_cert_subject")
+
+
+def _tls_name(scope: Scope, key: str) -> Subject | None:
     tls = scope.get("extensions", {}).get("tls")
     if not tls:
         return None
-    subject = tls.get("client_cert_subject")
-    return subject if isinstance(subject, tuple) else None
+    name = tls.get(key)
+    return name if isinstance(name, tuple) else None
+
+
+def client_issuer(scope: Scope) -> Subject | None:
+    """The issuer name of the request's verified client certificate, if it came with one."""
+    return _tls_name(scope, "client_cert_issuer")

@@ -30,6 +30,7 @@ from app.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_hugepages, pod_
 from app.kube.informer import PODS
 from app.server.app import create_component_app
 from app.server.health import Check
+from app.server.profiling import install_profiling
 
 if TYPE_CHECKING:
     from app.standalone.setup import Components
@@ -99,6 +100,8 @@ def build_app(
         healthz_checks=healthz_checks,
         readyz_checks=readyz_checks,
     )
+    if components.cfg.enable_profiling:
+        install_profiling(app, contention=components.cfg.enable_contention_profiling)
     reflector = components.informers.reflectors[PODS.resource]
 
     def pods() -> list[Pod]:

@@ -109,7 +109,7 @@ class Runner:
     def _on_stopped_leading(self) -> None:
         self._leading.clear()
         if self.c.leader_election is not None:
-            stats.set_leader(self.c.leader_election.resource_name, False)
+            stats.set_leader(stats.LEADER_ELECTION_NAME, False)
         if self._stop.is_set():
             logs.info("Requested to terminate, exiting")
         else:
@@ -125,7 +125,7 @@ class Runner:
     def _become_leader(self) -> None:
         self._leading.set()
         if self.c.leader_election is not None:
-            stats.set_leader(self.c.leader_election.resource_name, True)
+            stats.set_leader(stats.LEADER_ELECTION_NAME, True)
         if self.c.delay_informers:
             logs.info("Starting informers and waiting for sync...")
             self._start_informers()

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol
 
-from app import logs, metrics
+from app import featuregates, logs, metrics
 from app.api.objects import Pod
 from app.backend.queue.nominator import MODE_OVERRIDE
 from app.backend.queue.scheduling_queue import PriorityQueue, QueuedPodInfo
@@ -90,6 +90,7 @@ class Scheduler:
         self._pool = ThreadPoolExecutor(max_workers=bind_workers, thread_name_prefix="binding")
         self._in_flight: set[Future[None]] = set()
         self._in_flight_lock = threading.Lock()
+        self._count_async = featuregates.DEFAULT.enabled("SchedulerAsyncAPICalls")
         self._loop: threading.Thread | None = None
         self._stopping = threading.Event()
         self._lifecycle = threading.Lock()
@@ -142,14 +143,22 @@ class Scheduler:
         future = self._pool.submit(fn)
         with self._in_flight_lock:
             self._in_flight.add(future)
+            self._record_pending_bindings()
         future.add_done_callback(self._finished)
 
     def _finished(self, future: Future[None]) -> None:
         with self._in_flight_lock:
             self._in_flight.discard(future)
+            self._record_pending_bindings()
         err = future.exception()
         if err is not None:
             logs.error("Unhandled error in a binding cycle", err=repr(err))
+
+    def _record_pending_bindings(self) -> None:
+        """``scheduler_pending_async_api_calls{call_type="pod_binding"}`` under SchedulerAsyncAPICalls:
+        the binding cycles handed to the workers and not finished (called under the in-flight lock)."""
+        if self._count_async:
+            metrics.PENDING_ASYNC_API_CALLS.labels("pod_binding").set(len(self._in_flight))
 
     # --- ScheduleOne -------------------------------------------------------------------------
 
@@ -199,12 +208,20 @@ class Scheduler:
         pod = qpi.pod
         # After Done, no failure makes the pod "unschedulable": it is retried with backoff.
         self.queue.done(pod.uid)
-        bound = self.engine.binding_cycle(fwk, state, pod, attempt)
+        binding = metrics.GOROUTINES.labels(metrics.BINDING)  # a binding worker busy: kube's goroutine
+        binding.inc()
+        try:
+            bound = self.engine.binding_cycle(fwk, state, pod, attempt)
+        finally:
+            binding.dec()
         self.traces.record(bound, self._node_names, qpi.attempts)
         if bound.status == "Scheduled":
             seconds = time.perf_counter() - start
             metrics.observe_attempt(metrics.SCHEDULED, fwk.profile_name, seconds)
             stats.observe_scheduled(qpi, time.monotonic())
+            if qpi.was_flushed_from_unschedulable:
+                logs.info("Pod scheduled after flush from unschedulablePods", 4, pod=pod.key)
+                metrics.POD_SCHEDULED_AFTER_FLUSH.inc()
             node = bound.node or ""
             self._event(
                 fwk, pod, "Normal", "Scheduled", "Binding", f"Successfully assigned {pod.key} to {node}"

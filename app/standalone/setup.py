@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from app import __version__
+from app import __version__, metrics
 from app import featuregates as gates
 from app.api.objects import Pod
 from app.backend.queue.scheduling_queue import PriorityQueue
@@ -46,9 +46,12 @@ KUBE_EMULATION_VERSION = "1.36"
 class Options:
     """What Setup needs besides the configuration (flags that are not part of it)."""
 
-    kubeconfig: str | None = None
+    kubeconfig: str | None = (
+        None  # overrides clientConnection.kubeconfig (tests; berth run folds its flag into cfg)
+    )
     master: str | None = None
     identity: str = field(default_factory=default_identity)
+    pod_max_in_unschedulable_pods_duration: float = 300.0  # --pod-max-in-unschedulable-pods-duration
 
 
 @dataclass(slots=True)
@@ -115,10 +118,12 @@ def setup(cfg: SchedulerConfiguration, registry: Registry, options: Options) -> 
         cluster_actions=actions,
         extenders=build_extenders(cfg.extenders),
     )
+    metrics.CACHE_SIZE.sizes = engine.cache.sizes
     queue = PriorityQueue.for_profiles(
         engine.profiles,
         pod_initial_backoff=float(cfg.pod_initial_backoff_seconds),
         pod_max_backoff=float(cfg.pod_max_backoff_seconds),
+        pod_max_in_unschedulable_pods_duration=options.pod_max_in_unschedulable_pods_duration,
         nominator=engine.nominator,
     )
     informers = scheduler_informers(client, engine, queue, objects)

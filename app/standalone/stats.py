@@ -1,7 +1,8 @@
 """Metrics only the standalone scheduler records: leadership and per-pod scheduling SLIs.
 
 Names, buckets and labels are kube-scheduler's (``pkg/scheduler/metrics``) and component-base's
-``leader_election_master_status{name=<lease>}`` (1 on the leader, 0 on a follower).
+``leader_election_master_status{name="kube-scheduler"}`` (1 on the leader, 0 on a follower): kube
+labels it with the LeaderElectionConfig's Name, which kube-scheduler hard-codes, not the Lease's.
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ from prometheus_client import Gauge, Histogram
 
 from app.metrics import exponential_buckets
 
-__all__ = ["LEADER", "observe_scheduled", "set_leader"]
+__all__ = ["LEADER", "LEADER_ELECTION_NAME", "observe_scheduled", "set_leader"]
+
+LEADER_ELECTION_NAME = "kube-scheduler"
+"""``leaderelection.LeaderElectionConfig.Name`` in kube-scheduler's makeLeaderElectionConfig."""
 
 
 POD_SCHEDULING_SLI_DURATION = Histogram(

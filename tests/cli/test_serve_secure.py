@@ -9,14 +9,13 @@ import socket
 import ssl
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from server.pki import CA, client_context, request
+from server.pki import CA, client_context, request, wait_serving
 
 from app.cli.main import main
 
@@ -167,17 +166,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         ca.issue(d, "system:kube-scheduler"),
         log,
     )
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if request(f"{served.plain}/healthz")[0] == 200:
-                break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError(f"berth serve did not start:\n{log.read_text()}")
-        time.sleep(0.1)
+    wait_serving(f"{served.plain}/healthz", proc, log)
     try:
         yield served
     finally:

@@ -3,7 +3,8 @@
 The container's arguments are taken from the rendered Deployment, with only what a pod provides
 replaced: ``$(POD_NAMESPACE)`` is the namespace the manifests were applied to, the ConfigMap's
 ``config.yaml`` is a file, and the in-cluster service account is a kubeconfig holding a token of the
-manifests' ServiceAccount (``--kubeconfig``). The secure port moves to a free loopback port so that
+manifests' ServiceAccount (the file's ``clientConnection.kubeconfig``: as kube-scheduler, berth
+ignores ``--kubeconfig`` when ``--config`` is given). The secure port moves to a free loopback port so that
 several tests can run.
 """
 
@@ -16,6 +17,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import yaml
 from deploy.manifests import config_map_file, container, expand_env, find, flag_value, replace_flag
 from e2e.stack import READY_TIMEOUT, Process, free_port
 from e2e.standalone import insecure_context
@@ -33,11 +35,14 @@ class ManifestScheduler(Process):
         berth = container(find(docs, "Deployment"), "berth")
         args = expand_env(berth["args"], {"POD_NAMESPACE": namespace})
         config = config_map_file(docs, flag_value(args, "--config"), workdir)
+        settings = yaml.safe_load(config.read_text())
+        settings.setdefault("clientConnection", {})["kubeconfig"] = str(kubeconfig)
+        config.write_text(yaml.safe_dump(settings))
         self.port = free_port()
         args = replace_flag(args, "--config", str(config))
         args = replace_flag(args, "--secure-port", str(self.port))
         args = replace_flag(args, "--bind-address", "127.0.0.1")
-        self.argv = [sys.executable, "-m", "app.cli.main", *args, "--kubeconfig", str(kubeconfig)]
+        self.argv = [sys.executable, "-m", "app.cli.main", *args]
 
     @property
     def base(self) -> str:

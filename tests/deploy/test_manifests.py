@@ -390,7 +390,7 @@ def test_berth_containers_arguments_parse(rendered: dict[str, list[dict[str, Any
 def test_standalone_overlay_arguments_parse_with_the_feature_gate(with_component: Path) -> None:
     docs = render(with_component)
     args = build_parser().parse_args(container(find(docs, "Deployment"), "berth")["args"])
-    assert args.feature_gates == "CoordinatedLeaderElection=true"
+    assert args.feature_gates == ["CoordinatedLeaderElection=true"]  # repeatable, as kube's
     role = find(docs, "Role", "berth-scheduler-lease-candidate")
     assert role["rules"] == [
         {

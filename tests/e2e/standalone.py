@@ -23,6 +23,7 @@ CONFIG = """\
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 clientConnection:
+  kubeconfig: {kubeconfig}
   qps: {qps}
   burst: {burst}
 leaderElection:
@@ -83,6 +84,7 @@ class BerthScheduler(Process):
         self.config = workdir / f"{name}.yaml"
         self.config.write_text(
             CONFIG.format(
+                kubeconfig=kubeconfig,
                 qps=qps,
                 burst=burst,
                 leader_elect=str(leader_elect).lower(),
@@ -138,9 +140,7 @@ class BerthScheduler(Process):
                 "app.cli.main",
                 "run",
                 "--config",
-                str(self.config),
-                "--kubeconfig",
-                str(self.kubeconfig),
+                str(self.config),  # its clientConnection.kubeconfig: with --config kube ignores --kubeconfig
                 "--secure-port",
                 str(self.port),
                 "--bind-address",

@@ -125,3 +125,22 @@ def request(
         return status, json.loads(raw)
     except ValueError:
         return status, raw.decode(errors="replace")
+
+
+def wait_serving(
+    url: str, proc: Any, log: Path, ctx: ssl.SSLContext | None = None, timeout: float = 60
+) -> None:
+    """Wait until ``url`` answers 200; kill ``proc`` and fail with its ``log`` if it exits or times out."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if request(url, ctx=ctx)[0] == 200:
+                return
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"berth did not start:\n{log.read_text()}")
+        time.sleep(0.1)

@@ -41,6 +41,12 @@ class Cache:
         self._pods: dict[str, _PodState] = {}
         self._images: dict[str, _ImageState] = {}
 
+    def sizes(self) -> tuple[int, int, int]:
+        """``(nodes, pods, assumed pods)``: what ``scheduler_cache_size{type}`` reports."""
+        with self._lock:
+            assumed = sum(1 for state in self._pods.values() if state.assumed)
+            return len(self._nodes), len(self._pods), assumed
+
     # --- nodes -------------------------------------------------------------------------
 
     def add_node(self, node: Node) -> NodeInfo:

@@ -161,8 +161,12 @@ class ActiveQueue:
             return
         log = self._log
         log[position - self._base] = None
+        _track_in_flight(metrics.POD_POPPED_IN_FLIGHT_EVENT, -1)
         head = self._head
         while head < len(log) and not isinstance(log[head], _InFlightPod):
+            entry = log[head]
+            if isinstance(entry, InFlightEvent):  # an event no in-flight pod needs any more leaves the log
+                _track_in_flight(entry.event.label, -1)
             head += 1
         self._head = head
         if head == len(log):
@@ -179,4 +183,11 @@ class ActiveQueue:
 
     def _append(self, entry: InFlightEvent | _InFlightPod) -> int:
         self._log.append(entry)
+        label = entry.event.label if isinstance(entry, InFlightEvent) else metrics.POD_POPPED_IN_FLIGHT_EVENT
+        _track_in_flight(label, 1)
         return self._base + len(self._log) - 1
+
+
+def _track_in_flight(label: str, delta: int) -> None:
+    """``scheduler_inflight_events{event}``: the log's entries by event (``PodPopped`` for pods)."""
+    metrics.INFLIGHT_EVENTS.add((label,), delta)

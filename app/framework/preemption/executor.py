@@ -13,6 +13,7 @@ does (the PostFilter result stays Success). ``async_preemption=False`` is the sy
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -73,6 +74,8 @@ class Executor:
         uid = preemptor.uid
         with self._lock:
             self._preempting.add(uid)
+        started = time.perf_counter()
+        result = "error"  # kube's deferred labels: "success" only when every deletion went through
         try:
             nominated = lower_priority_nominated_pods(self.nominator, pod_priority(preemptor), node_name)
             if nominated:
@@ -94,7 +97,11 @@ class Executor:
                     pod=preemptor.key,
                     err=s.message(),
                 )
+            else:
+                result = "success"
         finally:
+            metrics.PREEMPTION_GOROUTINES_DURATION.labels(result).observe(time.perf_counter() - started)
+            metrics.PREEMPTION_GOROUTINES_EXECUTION.labels(result).inc()
             with self._lock:
                 self._preempting.discard(uid)
                 self._last_victim.pop(uid, None)
