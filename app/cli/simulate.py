@@ -23,14 +23,23 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         description="Schedule the pending pods of STATE (YAML or JSON: Nodes, Pods, PriorityClasses; "
         "multi-document or a v1 List) one at a time, as kube-scheduler v1.36.3 would, and explain each decision.",
     )
-    parser.add_argument("state", metavar="STATE", nargs="?", help="The cluster-state file.")
+    parser.add_argument(
+        "state", metavar="STATE", nargs="?", help='The cluster-state file ("-" reads standard input).'
+    )
     sim = parser.add_argument_group("Simulation flags")
     sim.add_argument(
         "--seed",
         type=int,
         default=None,
         metavar="N",
-        help="Seed for tie-breaking among equally scored nodes (repeatable output).",
+        help="Seed for every random choice (ties among best nodes, preemption's start): the same seed "
+        "repeats a run exactly. Random when unset; always printed.",
+    )
+    sim.add_argument(
+        "--schedule-all",
+        action="store_true",
+        help="Schedule pods whose schedulerName no profile serves with the first profile "
+        "(by default they are Skipped, as kube-scheduler leaves them to their scheduler).",
     )
     sim.add_argument("-o", "--output", choices=OUTPUT_FORMATS, default="table", help="Output format.")
     return parser
@@ -46,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.state:
         raise CommandError('"berth simulate" requires a STATE file argument')
     try:
-        text, warnings = simulate(args.state, cfg, registry, seed=args.seed, output=args.output)
+        text, warnings = simulate(
+            args.state, cfg, registry, seed=args.seed, output=args.output, schedule_all=args.schedule_all
+        )
     except StateError as err:
         raise CommandError(str(err), STATE_ERROR_EXIT) from err
     except FrameworkError as err:

@@ -52,14 +52,19 @@ def record_dict(record: PodRecord) -> dict[str, Any]:
     }
 
 
-def to_json_dict(result: SimulationResult) -> dict[str, Any]:
-    """The JSON output as a mapping: ``{"pods": [...]}``."""
-    return {"pods": [record_dict(r) for r in result.records]}
+def to_json_dict(result: SimulationResult, seed: int | None = None) -> dict[str, Any]:
+    """The JSON output as a mapping: ``{"seed": ..., "pods": [...]}``."""
+    return {"seed": seed, "pods": [record_dict(r) for r in result.records]}
 
 
-def format_json(result: SimulationResult) -> str:
+def format_json(result: SimulationResult, seed: int | None = None) -> str:
     """``-o json``: the result as indented JSON with a trailing newline."""
-    return orjson.dumps(to_json_dict(result), option=orjson.OPT_INDENT_2).decode() + "\n"
+    return orjson.dumps(to_json_dict(result, seed), option=orjson.OPT_INDENT_2).decode() + "\n"
+
+
+def seed_line(seed: int) -> str:
+    """The table's last line: the seed and how to repeat the run."""
+    return f"Seed {seed} (repeat this run exactly with --seed {seed})\n"
 
 
 def _reason(record: PodRecord) -> str:
@@ -77,15 +82,17 @@ def _reason(record: PodRecord) -> str:
     return reason
 
 
-def format_table(result: SimulationResult) -> str:
-    """``-o table``: one aligned row per pending pod (POD, STATUS, NODE, REASON), in scheduling order."""
+def format_table(result: SimulationResult, seed: int | None = None) -> str:
+    """``-o table``: one aligned row per pending pod (POD, STATUS, NODE, REASON), in scheduling order,
+    then the seed when known."""
+    footer = seed_line(seed) if seed is not None else ""
     if not result.records:
-        return "No pending pods.\n"
+        return "No pending pods.\n" + footer
     rows = [_TABLE_HEADERS]
     rows.extend((r.pod.key, r.status, r.node or "<none>", _reason(r)) for r in result.records)
     widths = [max(len(row[i]) for row in rows) + _COLUMN_GAP for i in range(len(_TABLE_HEADERS) - 1)]
     lines = ["".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + row[-1] for row in rows]
-    return "\n".join(line.rstrip() for line in lines) + "\n"
+    return "\n".join(line.rstrip() for line in lines) + "\n" + footer
 
 
 def check_output_format(output: str) -> None:
@@ -96,7 +103,7 @@ def check_output_format(output: str) -> None:
         )
 
 
-def format_result(result: SimulationResult, output: str = "table") -> str:
+def format_result(result: SimulationResult, output: str = "table", seed: int | None = None) -> str:
     """The result in ``output`` format (one of :data:`OUTPUT_FORMATS`); ValueError otherwise."""
     check_output_format(output)
-    return format_json(result) if output == "json" else format_table(result)
+    return format_json(result, seed) if output == "json" else format_table(result, seed)

@@ -23,8 +23,9 @@ MIXED = (
 
 
 def test_json_shape_exactly() -> None:
-    doc = json.loads(format_json(run_text(MIXED)))
-    assert list(doc) == ["pods"]
+    doc = json.loads(format_json(run_text(MIXED), seed=7))
+    assert list(doc) == ["seed", "pods"]
+    assert doc["seed"] == 7
     keys = [
         "pod",
         "node",
@@ -41,7 +42,7 @@ def test_json_shape_exactly() -> None:
         assert list(pod) == keys
         assert isinstance(pod["pod"], str) and isinstance(pod["message"], str)
         assert pod["node"] is None or isinstance(pod["node"], str)
-        assert pod["status"] in ("Scheduled", "Unschedulable", "Gated", "Error")
+        assert pod["status"] in ("Scheduled", "Unschedulable", "Gated", "Skipped", "Error")
         assert type(pod["feasibleNodes"]) is int and type(pod["evaluatedNodes"]) is int
         for entry in pod["filter"].values():
             assert list(entry) == ["plugin", "status", "reasons"]
