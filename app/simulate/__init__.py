@@ -28,6 +28,7 @@ from app.simulate.runner import (
     run_simulation,
 )
 from app.simulate.state import ClusterState, PendingPod, StateError, load_state, parse_state
+from app.simulate.utilization import NodeUsage, node_utilization
 
 __all__ = [
     "GATED",
@@ -36,6 +37,7 @@ __all__ = [
     "STATUSES",
     "STDIN",
     "ClusterState",
+    "NodeUsage",
     "PendingPod",
     "PodRecord",
     "SimulationResult",
@@ -48,6 +50,7 @@ __all__ = [
     "load_state",
     "new_engine",
     "new_seed",
+    "node_utilization",
     "parse_state",
     "queue_order",
     "read_state",
@@ -85,5 +88,7 @@ def simulate(
     if schedule_all:
         state = adopt_unserved_pods(state, cfg)
     seed = new_seed() if seed is None else seed
-    result = run_simulation(state, new_engine(state, cfg, registry, seed))
-    return format_result(result, output, seed), list(state.warnings)
+    engine = new_engine(state, cfg, registry, seed)
+    result = run_simulation(state, engine)
+    nodes = node_utilization(engine, state.nodes)
+    return format_result(result, output, seed, nodes), list(state.warnings)
