@@ -38,6 +38,19 @@ def load_configuration(path: str | None, registry: Registry) -> SchedulerConfigu
         raise CommandError(f"{path}: {err}" if path else str(err)) from err
 
 
+def offline_setup(
+    plugin_modules: Sequence[str], config: str | None, write_config_to: str | None
+) -> tuple[Registry, SchedulerConfiguration] | None:
+    """The registry and configuration of an offline command (``simulate``, ``capacity``); None when
+    ``--write-config-to`` has written the configuration, which is all the command had to do."""
+    registry = build_registry(plugin_modules)
+    cfg = load_configuration(config, registry)
+    if write_config_to:
+        write_config(cfg, write_config_to)
+        return None
+    return registry, cfg
+
+
 def write_config(cfg: SchedulerConfiguration, target: str) -> None:
     """``--write-config-to``: the completed configuration as YAML (JSON for *.json files)."""
     data = dump_config(cfg)

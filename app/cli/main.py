@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import orjson
 
 from app import featuregates, logs
-from app.cli import run, serve, simulate
+from app.cli import capacity, run, serve, simulate
 from app.cli.kubeflags import VersionAction
 from app.cli.options import CommandError, Parser, add_log_flags, add_misc_flags
 
@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=VersionAction, metavar="VERSION", help=_VERSION_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for module in (run, serve, simulate):
+    for module in (run, serve, simulate, capacity):
         sub = module.add_parser(commands)
         add_misc_flags(sub)
         add_log_flags(sub)
@@ -75,9 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # kube-scheduler's Args check: a command that takes no positional arguments rejects them.
     if args.extra_args:
         got = "[" + " ".join(orjson.dumps(a).decode() for a in args.extra_args) + "]"  # Go's %q of a []string
-        allowed = (
-            "takes only the STATE argument" if args.command == "simulate" else "does not take any arguments"
-        )
+        allowed = {
+            "simulate": "takes only the STATE argument",
+            "capacity": "takes only the STATE and POD arguments",
+        }.get(args.command, "does not take any arguments")
         sys.stderr.write(f'Error: "berth {args.command}" {allowed}, got {got}\n')
         return 1
     try:

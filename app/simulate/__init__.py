@@ -10,6 +10,7 @@ from app.config.types import SchedulerConfiguration
 from app.framework.registry import Registry
 from app.kube.extender import build_extenders
 from app.scheduler.scheduler import Engine
+from app.simulate.inputs import STDIN, adopt_unserved_pods, new_seed, read_state
 from app.simulate.report import (
     OUTPUT_FORMATS,
     check_output_format,
@@ -18,26 +19,42 @@ from app.simulate.report import (
     format_table,
     to_json_dict,
 )
-from app.simulate.runner import GATED, STATUSES, PodRecord, SimulationResult, queue_order, run_simulation
+from app.simulate.runner import (
+    GATED,
+    SKIPPED,
+    STATUSES,
+    PodRecord,
+    SimulationResult,
+    queue_order,
+    run_simulation,
+)
 from app.simulate.state import ClusterState, PendingPod, StateError, load_state, parse_state
+from app.simulate.utilization import NodeUsage, node_utilization
 
 __all__ = [
     "GATED",
     "OUTPUT_FORMATS",
+    "SKIPPED",
     "STATUSES",
+    "STDIN",
     "ClusterState",
+    "NodeUsage",
     "PendingPod",
     "PodRecord",
     "SimulationResult",
     "StateError",
+    "adopt_unserved_pods",
     "check_output_format",
     "format_json",
     "format_result",
     "format_table",
     "load_state",
     "new_engine",
+    "new_seed",
+    "node_utilization",
     "parse_state",
     "queue_order",
+    "read_state",
     "run_simulation",
     "simulate",
     "to_json_dict",
@@ -61,14 +78,22 @@ def simulate(
     registry: Registry,
     seed: int | None = None,
     output: str = "table",
+    schedule_all: bool = False,
 ) -> tuple[str, list[str]]:
-    """Load the state at ``path``, schedule its pending pods and format the result.
+    """Load the state at ``path`` (``-``: stdin), schedule its pending pods and format the result.
 
+    ``seed`` fixes every random choice (a random one is drawn when None; either way the output
+    records it). ``schedule_all`` gives pods of unserved scheduler names to the first profile.
     Returns ``(text, warnings)``: the output in ``output`` format and the state's warnings (for
     stderr). Raises :class:`StateError` for a bad state file (the CLI exits 2), ValueError for an
     unknown output format, and FrameworkError when the configuration's profiles cannot be built.
     """
     check_output_format(output)  # first, so a typo in -o does not cost a whole simulation
-    state = load_state(path)
-    result = run_simulation(state, new_engine(state, cfg, registry, seed))
-    return format_result(result, output), list(state.warnings)
+    state = read_state(path)
+    if schedule_all:
+        state = adopt_unserved_pods(state, cfg)
+    seed = new_seed() if seed is None else seed
+    engine = new_engine(state, cfg, registry, seed)
+    result = run_simulation(state, engine)
+    nodes = node_utilization(engine, state.nodes)
+    return format_result(result, output, seed, nodes), list(state.warnings)

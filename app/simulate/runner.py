@@ -30,6 +30,7 @@ from app.simulate.state import ClusterState, PendingPod
 __all__ = [
     "GATED",
     "MAX_PREEMPTION_RETRIES",
+    "SKIPPED",
     "STATUSES",
     "PodRecord",
     "SimulationResult",
@@ -42,8 +43,10 @@ __all__ = [
 MAX_PREEMPTION_RETRIES = 3
 
 GATED = "Gated"
+#: Pods whose schedulerName no profile serves: kube-scheduler leaves them to that scheduler.
+SKIPPED = "Skipped"
 #: Every record status, in the order the JSON documents them.
-STATUSES = ("Scheduled", "Unschedulable", GATED, "Error")
+STATUSES = ("Scheduled", "Unschedulable", GATED, SKIPPED, "Error")
 
 
 @dataclass(slots=True)
@@ -160,7 +163,7 @@ def run_simulation(state: ClusterState, engine: Engine) -> SimulationResult:
 
     ``engine`` must be fresh: its cache receives the state's nodes and running pods here. Pods whose
     profile's PreEnqueue rejects them (SchedulingGates) are recorded as ``Gated`` without an attempt;
-    pods of no profile as ``Error``, as kube-scheduler would never pick them up.
+    pods of no profile as ``Skipped``: kube-scheduler's informer never queues them (``responsibleForPod``).
     """
     _load_cluster(state, engine)
     # The snapshot's nodes are exactly the state's (pods on unknown nodes make no node of their own).
@@ -170,9 +173,8 @@ def run_simulation(state: ClusterState, engine: Engine) -> SimulationResult:
         pod = pending.pod
         fwk = engine.framework_for(pod)
         if fwk is None:
-            records.append(
-                PodRecord(pod, "Error", message=f'no profile for scheduler name "{pod.scheduler_name}"')
-            )
+            message = f'no profile serves schedulerName "{pod.scheduler_name}"'
+            records.append(PodRecord(pod, SKIPPED, message=message))
             continue
         gate = fwk.run_pre_enqueue_plugins(pod)
         if gate is not None:

@@ -8,20 +8,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from app.cli.main import main
+from cli.clihelpers import run
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exit_:
-        code = int(exit_.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:

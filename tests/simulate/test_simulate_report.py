@@ -23,8 +23,9 @@ MIXED = (
 
 
 def test_json_shape_exactly() -> None:
-    doc = json.loads(format_json(run_text(MIXED)))
-    assert list(doc) == ["pods"]
+    doc = json.loads(format_json(run_text(MIXED), seed=7))
+    assert list(doc) == ["seed", "summary", "pods", "nodes"]
+    assert doc["seed"] == 7
     keys = [
         "pod",
         "node",
@@ -36,12 +37,14 @@ def test_json_shape_exactly() -> None:
         "victims",
         "filter",
         "scores",
+        "winner",
+        "runnerUp",
     ]
     for pod in doc["pods"]:
         assert list(pod) == keys
         assert isinstance(pod["pod"], str) and isinstance(pod["message"], str)
         assert pod["node"] is None or isinstance(pod["node"], str)
-        assert pod["status"] in ("Scheduled", "Unschedulable", "Gated", "Error")
+        assert pod["status"] in ("Scheduled", "Unschedulable", "Gated", "Skipped", "Error")
         assert type(pod["feasibleNodes"]) is int and type(pod["evaluatedNodes"]) is int
         for entry in pod["filter"].values():
             assert list(entry) == ["plugin", "status", "reasons"]
@@ -72,12 +75,17 @@ def test_json_shape_exactly() -> None:
             for name in ("n1", "n2", "tiny")
         },
         "scores": {},
+        "winner": None,
+        "runnerUp": None,
     }
     assert web["status"] == "Scheduled" and web["node"] in ("n1", "n2")
     assert (web["message"], web["feasibleNodes"], web["evaluatedNodes"]) == ("", 2, 3)
     assert list(web["filter"]) == ["tiny"]
     assert list(web["scores"]) == ["n1", "n2"]
     assert "NodeResourcesFit" in web["scores"]["n1"]
+    other = "n2" if web["node"] == "n1" else "n1"
+    assert web["winner"] == {"node": web["node"], "total": web["scores"][web["node"]]["total"]}
+    assert web["runnerUp"] == {"node": other, "total": web["scores"][other]["total"]}
     assert gated == {
         "pod": "default/gated",
         "node": None,
@@ -89,6 +97,8 @@ def test_json_shape_exactly() -> None:
         "victims": [],
         "filter": {},
         "scores": {},
+        "winner": None,
+        "runnerUp": None,
     }
 
 
@@ -103,7 +113,7 @@ def test_json_total_is_the_weighted_sum() -> None:
 
 def test_table_is_aligned_and_readable() -> None:
     result = run_text(MIXED)
-    lines = format_table(result).splitlines()
+    lines = format_table(result).split("\n\n")[0].splitlines()
     assert lines[0].split() == ["POD", "STATUS", "NODE", "REASON"]
     assert len(lines) == 4
     starts = [lines[0].index(h) for h in ("STATUS", "NODE", "REASON")]
@@ -112,9 +122,11 @@ def test_table_is_aligned_and_readable() -> None:
             assert line[start - 1] == " " and line[start] != " "  # every column starts under its header
     big, web, gated = lines[1:]
     assert big.split()[:3] == ["default/big", "Unschedulable", "<none>"]
-    assert big.endswith(
-        "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
-    )
+    # The FitError is longer than the 120 columns allow: the table cuts it, -o wide keeps it whole.
+    full = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    assert len(big) == 120 and big.endswith("…")
+    assert full.startswith(big[lines[0].index("REASON") : -1])
+    assert format_table(result, wide=True).splitlines()[1].endswith(full)
     node = result.records[1].node
     assert web.split()[:3] == ["default/web", "Scheduled", node]
     assert web.endswith(f"feasible 2/3, score {result.records[1].score}")
@@ -153,7 +165,7 @@ def test_simulate_convenience_is_deterministic_with_a_seed(tmp_path: Path) -> No
 def test_simulate_raises_state_errors_and_checks_output_first(tmp_path: Path) -> None:
     cfg, registry = default_setup()
     with pytest.raises(ValueError, match="unknown output format"):
-        simulate(str(tmp_path / "missing.yaml"), cfg, registry, output="wide")
+        simulate(str(tmp_path / "missing.yaml"), cfg, registry, output="yaml")
     with pytest.raises(StateError, match="no such file"):
         simulate(str(tmp_path / "missing.yaml"), cfg, registry)
 

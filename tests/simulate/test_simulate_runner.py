@@ -86,14 +86,15 @@ def test_gated_pods_are_not_attempted() -> None:
     assert (gated.feasible_nodes, gated.evaluated_nodes, gated.filter, gated.scores) == (0, 0, {}, [])
 
 
-def test_pod_of_no_profile_is_an_error() -> None:
+def test_pod_of_no_profile_is_skipped_as_kube_scheduler_skips_it() -> None:
     text = node_yaml("n1") + pod_yaml("other", spec="  schedulerName: my-scheduler\n")
     [record] = run_text(text).records
     assert (record.status, record.node, record.message) == (
-        "Error",
+        "Skipped",
         None,
-        'no profile for scheduler name "my-scheduler"',
+        'no profile serves schedulerName "my-scheduler"',
     )
+    assert record.attempt is None
 
 
 def test_no_nodes() -> None:
