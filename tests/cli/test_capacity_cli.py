@@ -20,7 +20,7 @@ def web(tmp_path: Path) -> Path:
 
 
 def test_table_report(capsys: pytest.CaptureFixture[str]) -> None:
-    pod = EXAMPLES / "capacity-web.yaml"
+    pod = EXAMPLES.parent / "capacity" / "web.yaml"
     code, out, err = run(capsys, "capacity", str(EXAMPLES / "basic.yaml"), str(pod), "--seed", "1")
     assert code == 0
     # node-a has 4 free cpus, node-b 2 (db-0 runs there), gpu-1 is tainted.
