@@ -454,6 +454,7 @@ PENDING_ASYNC_API_CALLS = Gauge(
 )
 BINDING = "binding"
 PRIORITIZING_EXTENDER = "prioritizing_extender"
+PRIORITIZING_EXTENDER = "prioritizing_extender"
 
 
 def observe_event_handling(event: str, seconds: float) -> None:

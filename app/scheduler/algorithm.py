@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from app import logs
+from app import logs, metrics
 from app.api.extenderv1 import MAX_EXTENDER_PRIORITY
 from app.api.objects import Pod
 from app.backend.cache.cache import Cache
@@ -388,6 +388,9 @@ class Algorithm:
 
     @staticmethod
     def _prioritize(extender: Extender, pod: Pod, nodes: Sequence[NodeInfo]) -> list[tuple[str, int]] | None:
+        # kube-scheduler asks each extender from a goroutine of its own, counted while it runs
+        running = metrics.GOROUTINES.labels(metrics.PRIORITIZING_EXTENDER)
+        running.inc()
         try:
             return extender.prioritize(pod, nodes)
         except ExtenderError as err:
@@ -399,6 +402,8 @@ class Algorithm:
                 extender=extender.name,
             )
             return None
+        finally:
+            running.dec()
 
     def select_host(self, scores: Sequence[NodeScore]) -> str:
         """A node with the highest total, chosen uniformly at random among ties."""

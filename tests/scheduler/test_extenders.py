@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from extenderstub import stub_extender, unused_url
+from prometheus_client import REGISTRY
 
+from app import metrics
 from app.api.objects import Node, Pod
 from app.config import load_config
 from app.config.types import Extender, ExtenderManagedResource
@@ -90,6 +92,28 @@ def test_prioritize_adds_score_times_weight_times_ten() -> None:
     by_node = {s.name: s for s in attempt.result.scores}
     assert by_node["b"].total - by_node["a"].total == 10 * 5 * 10
     assert by_node["b"].plugin_scores[stub.url] == 500
+
+
+def test_a_prioritize_call_counts_as_a_prioritizing_extender_goroutine_while_it_runs() -> None:
+    def running() -> float | None:
+        labels = {"operation": metrics.PRIORITIZING_EXTENDER}
+        return REGISTRY.get_sample_value("scheduler_goroutines", labels)
+
+    seen: list[float | None] = []
+
+    def observe(body: dict[str, Any]) -> tuple[int, Any]:
+        seen.append(running())
+        return 200, [{"Host": n, "Score": 1} for n in body["NodeNames"]]
+
+    before = running() or 0.0
+    with stub_extender({"prioritize": observe}) as stub:
+        e = engine(
+            [node("a"), node("b")],
+            Extender(url_prefix=stub.url, prioritize_verb="prioritize", weight=1, node_cache_capable=True),
+        )
+        e.schedule_one(cpu_pod("p", "1"))
+    assert seen == [before + 1]  # scheduler_goroutines{operation="prioritizing_extender"} during the call
+    assert running() == before
 
 
 def test_failing_prioritizer_gives_no_score_and_the_pod_still_schedules() -> None:
