@@ -158,6 +158,8 @@ class Container:
     requests: ResourceList
     host_ports: list[ContainerPort]
     restartable: bool = False  # an init container with restartPolicy Always (a sidecar)
+    # --- NodeDeclaredFeatures (issue 19) ---
+    restart_rule_actions: tuple[str, ...] = ()  # restartPolicyRules[*].action
 
 
 @dataclass(slots=True)
@@ -296,6 +298,9 @@ class Pod:
     creation_timestamp: str
     phase: str
     raw: Raw = field(repr=False)
+    # --- NodeDeclaredFeatures and DynamicResources (issue 19) ---
+    host_network: bool = False
+    host_users: bool | None = None  # spec.hostUsers; False asks for a user namespace
 
     @property
     def key(self) -> str:
@@ -340,6 +345,11 @@ def _parse_container(raw: Raw, path: str, init: bool) -> Container:
         requests=requests,
         host_ports=ports,
         restartable=init and get_str(raw, "restartPolicy", path) == "Always",
+        restart_rule_actions=tuple(
+            get_str(get_map_item(rules, i, f"{path}.restartPolicyRules[{i}]"), "action", path)
+            for rules in (get_list(raw, "restartPolicyRules", path),)
+            for i in range(len(rules))
+        ),
     )
 
 
@@ -532,6 +542,9 @@ def parse_pod(raw: Raw, path: str = "") -> Pod:
         creation_timestamp=get_str(meta, "creationTimestamp", mpath),
         phase=get_str(status, "phase", _join(path, "status")),
         raw=raw,
+        # --- NodeDeclaredFeatures and DynamicResources (issue 19) ---
+        host_network=get_bool(spec, "hostNetwork", spath),
+        host_users=None if spec.get("hostUsers") is None else get_bool(spec, "hostUsers", spath),
     )
 
 
@@ -558,6 +571,8 @@ class Node:
     allocatable: ResourceList
     images: list[ContainerImage]
     raw: Raw = field(repr=False)
+    # --- NodeDeclaredFeatures (issue 19) ---
+    declared_features: frozenset[str] = frozenset()  # status.declaredFeatures
 
 
 def parse_node(raw: Raw, path: str = "") -> Node:
@@ -595,6 +610,8 @@ def parse_node(raw: Raw, path: str = "") -> Node:
         allocatable=allocatable,
         images=images,
         raw=raw,
+        # --- NodeDeclaredFeatures (issue 19) ---
+        declared_features=frozenset(str(f) for f in get_list(status, "declaredFeatures", stpath)),
     )
 
 

@@ -8,6 +8,7 @@ from app.plugins.defaultpreemption.default_preemption import DefaultPreemption
 from app.plugins.imagelocality.image_locality import ImageLocality
 from app.plugins.interpodaffinity.plugin import InterPodAffinity
 from app.plugins.nodeaffinity.node_affinity import NodeAffinity
+from app.plugins.nodedeclaredfeatures.node_declared_features import NodeDeclaredFeatures
 from app.plugins.nodename.node_name import NodeName
 from app.plugins.nodeports.node_ports import NodePorts
 from app.plugins.noderesources.balanced_allocation import NodeResourcesBalancedAllocation
@@ -33,6 +34,7 @@ IN_TREE_PLUGINS = (
     InterPodAffinity,
     DefaultPreemption,
     DefaultBinder,
+    NodeDeclaredFeatures,
 )
 
 

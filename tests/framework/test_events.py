@@ -213,6 +213,7 @@ def test_default_profile_hint_map() -> None:
         "Node/UPDATE_NODE_TAINT": [
             "InterPodAffinity",
             "NodeAffinity",
+            "NodeDeclaredFeatures",
             "NodeName",
             "NodePorts",
             "NodeResourcesFit",
@@ -224,4 +225,6 @@ def test_default_profile_hint_map() -> None:
         "Pod/ADD|DELETE|UPDATE_POD_LABEL|UPDATE_POD_TOLERATION": ["PodTopologySpread"],
         "Node/ADD|DELETE|UPDATE_NODE_LABEL|UPDATE_NODE_TAINT": ["PodTopologySpread"],
         "Pod/ADD|DELETE|UPDATE_POD_LABEL": ["InterPodAffinity"],
+        "Node/ADD|UPDATE_NODE_DECLARED_FEATURE": ["NodeDeclaredFeatures"],
+        "Pod/UPDATE": ["NodeDeclaredFeatures"],
     }
