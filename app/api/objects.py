@@ -137,6 +137,68 @@ def json_type_name(value: object) -> str:
     }.get(type(value), type(value).__name__)
 
 
+# --- pods' resource claims (DynamicResources, issue 19) --------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PodResourceClaim:
+    """``PodResourceClaim``: a claim by name, or a template the controller makes a claim from."""
+
+    name: str
+    resource_claim_name: str | None
+    resource_claim_template_name: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PodClaims:
+    """A pod's ``spec.resourceClaims`` and ``status.resourceClaimStatuses`` (name → claim name)."""
+
+    claims: tuple[PodResourceClaim, ...] = ()
+    statuses: tuple[tuple[str, str | None], ...] = ()
+
+    def generated_name(self, pod_claim_name: str) -> tuple[bool, str | None]:
+        """(found, claim name) of ``status.resourceClaimStatuses`` for ``pod_claim_name``."""
+        for name, claim_name in self.statuses:
+            if name == pod_claim_name:
+                return True, claim_name
+        return False, None
+
+
+NO_POD_CLAIMS = PodClaims()
+
+
+def parse_pod_claims(pod_raw: Raw, path: str = "") -> PodClaims:
+    """``spec.resourceClaims`` with ``status.resourceClaimStatuses``."""
+    spec = get_map(pod_raw, "spec", path)
+    items = get_list(spec, "resourceClaims", _join(path, "spec"))
+    if not items:
+        return NO_POD_CLAIMS
+    claims = []
+    for i in range(len(items)):
+        ipath = f"{_join(path, 'spec')}.resourceClaims[{i}]"
+        item = get_map_item(items, i, ipath)
+        claims.append(
+            PodResourceClaim(
+                get_str(item, "name", ipath),
+                item.get("resourceClaimName") and get_str(item, "resourceClaimName", ipath),
+                item.get("resourceClaimTemplateName") and get_str(item, "resourceClaimTemplateName", ipath),
+            )
+        )
+    status = get_map(pod_raw, "status", path)
+    raw_statuses = get_list(status, "resourceClaimStatuses", _join(path, "status"))
+    statuses = []
+    for i in range(len(raw_statuses)):
+        spath = f"{_join(path, 'status')}.resourceClaimStatuses[{i}]"
+        item = get_map_item(raw_statuses, i, spath)
+        statuses.append(
+            (
+                get_str(item, "name", spath),
+                item.get("resourceClaimName") and get_str(item, "resourceClaimName", spath),
+            )
+        )
+    return PodClaims(tuple(claims), tuple(statuses))
+
+
 # --- pods ------------------------------------------------------------------------------
 
 
@@ -301,6 +363,7 @@ class Pod:
     # --- NodeDeclaredFeatures and DynamicResources (issue 19) ---
     host_network: bool = False
     host_users: bool | None = None  # spec.hostUsers; False asks for a user namespace
+    resource_claims: PodClaims = field(default_factory=lambda: NO_POD_CLAIMS)
 
     @property
     def key(self) -> str:
@@ -545,6 +608,7 @@ def parse_pod(raw: Raw, path: str = "") -> Pod:
         # --- NodeDeclaredFeatures and DynamicResources (issue 19) ---
         host_network=get_bool(spec, "hostNetwork", spath),
         host_users=None if spec.get("hostUsers") is None else get_bool(spec, "hostUsers", spath),
+        resource_claims=parse_pod_claims(raw, path),
     )
 
 
