@@ -5,6 +5,7 @@ from __future__ import annotations
 from app.framework.registry import Registry
 from app.plugins.defaultbinder.default_binder import DefaultBinder
 from app.plugins.defaultpreemption.default_preemption import DefaultPreemption
+from app.plugins.dynamicresources.plugin import DynamicResources
 from app.plugins.imagelocality.image_locality import ImageLocality
 from app.plugins.interpodaffinity.plugin import InterPodAffinity
 from app.plugins.nodeaffinity.node_affinity import NodeAffinity
@@ -32,6 +33,7 @@ IN_TREE_PLUGINS = (
     NodeResourcesBalancedAllocation,
     ImageLocality,
     InterPodAffinity,
+    DynamicResources,
     DefaultPreemption,
     DefaultBinder,
     NodeDeclaredFeatures,
