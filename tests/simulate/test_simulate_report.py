@@ -58,7 +58,7 @@ def test_json_shape_exactly() -> None:
         "pod": "default/big",
         "node": None,
         "status": "Unschedulable",
-        "message": "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+        "message": "0/3 nodes are available: 3 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
         "feasibleNodes": 0,
         "evaluatedNodes": 3,
         "nominatedNode": None,
@@ -113,7 +113,7 @@ def test_table_is_aligned_and_readable() -> None:
     big, web, gated = lines[1:]
     assert big.split()[:3] == ["default/big", "Unschedulable", "<none>"]
     assert big.endswith(
-        "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+        "0/3 nodes are available: 3 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     )
     node = result.records[1].node
     assert web.split()[:3] == ["default/web", "Scheduled", node]
