@@ -492,8 +492,8 @@ def _sub_request(raw: Raw, path: str, name: str, exact: bool) -> DeviceSubReques
         allocation_mode=get_str(raw, "allocationMode", path, ALLOCATION_MODE_EXACT_COUNT)
         or ALLOCATION_MODE_EXACT_COUNT,
         count=get_int(raw, "count", path, 1) or 0,
-        admin_access=(raw.get("adminAccess") is not None and get_bool(raw, "adminAccess", path))
-        if exact
+        admin_access=get_bool(raw, "adminAccess", path)
+        if exact and raw.get("adminAccess") is not None
         else None,
         tolerations=tolerations,
         tolerations_raw=tolerations_raw,
