@@ -12,7 +12,7 @@ import pytest
 from app.api.objects import Node
 from app.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from app.framework.dra import AllocatedState
-from app.plugins.dynamicresources.allocator import AllocationError, Allocator, Features, FailedOnNode
+from app.plugins.dynamicresources.allocator import AllocationError, Allocator, FailedOnNode, Features
 from app.plugins.dynamicresources.cel import CelCache
 from builders import make_node
 from plugins.dra_helpers import (
