@@ -13,6 +13,7 @@ from typing import Any
 
 from app import logs, metrics
 from app.api.objects import Pod
+from app.api.resource import API_VERSION as RESOURCE_API_VERSION
 from app.backend.cache.cache import Cache
 from app.backend.queue.nominator import MODE_NOOP, MODE_OVERRIDE, Nominator
 from app.config.types import SchedulerConfiguration
@@ -70,7 +71,7 @@ class ClusterObjects:
                 self._anonymous += 1
                 key = f"#{self._anonymous}"
             self._by_kind.setdefault(str(obj.get("kind", "")), {})[key] = obj
-        if obj.get("kind") in DRA_KINDS:
+        if obj.get("kind") in DRA_KINDS and obj.get("apiVersion") == RESOURCE_API_VERSION:
             self.dra.upsert(str(obj["kind"]), key, obj)
 
     def upsert(self, kind: str, key: str, obj: Mapping[str, Any]) -> None:
