@@ -109,3 +109,31 @@ def test_a_malformed_slice_names_the_file_and_field() -> None:
         state_of(node_yaml("n1") + bad)
     assert "state.yaml" in str(err.value)
     assert "ResourceSlice.spec.devices[0].attributes.numa" in str(err.value)
+
+
+def test_example_state_file() -> None:
+    """examples/simulate/dra-gpus.yaml, as docs/dra.md shows it: each pod's claim gets its own GPU,
+    the large-memory selector the 80Gi one, and the third pod finds none left."""
+    from pathlib import Path
+
+    from simulate.simhelpers import default_setup
+
+    from app.scheduler.scheduler import ClusterObjects
+    from app.simulate import load_state, new_engine, run_simulation
+
+    cfg, registry = default_setup()
+    state = load_state(str(Path(__file__).parents[2] / "examples" / "simulate" / "dra-gpus.yaml"))
+    engine = new_engine(state, cfg, registry, 1)
+    records = {r.pod.name: r for r in run_simulation(state, engine).records}
+    assert {name: (r.status, r.node) for name, r in records.items()} == {
+        "gpu-a": ("Scheduled", "node-gpu"),
+        "gpu-b": ("Scheduled", "node-gpu"),
+        "gpu-c": ("Unschedulable", None),
+    }
+    assert isinstance(engine.objects, ClusterObjects)
+    devices = {}
+    for name in ("gpu-a", "gpu-b"):
+        claim = engine.objects.dra.get_claim("default", name)
+        assert claim is not None and claim.allocation is not None
+        devices[name] = [r.device for r in claim.allocation.results]
+    assert devices == {"gpu-a": ["gpu-0"], "gpu-b": ["gpu-1"]}
