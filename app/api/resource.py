@@ -128,6 +128,11 @@ class Device:
     binding_conditions: list[str] = field(default_factory=list)
     binding_failure_conditions: list[str] = field(default_factory=list)
     allow_multiple_allocations: bool = False
+    # Selector results by CEL expression (True/False, or the runtime error's message), and the
+    # device as CEL input: a parsed device never changes (an update parses a new one), so what an
+    # expression says about it is computed once across pods and nodes.
+    selector_results: dict[str, bool | str] = field(default_factory=dict, repr=False, compare=False)
+    cel_input: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(slots=True)

@@ -6,6 +6,7 @@ allocation."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -79,6 +80,21 @@ class Dra:
         self.objects.create_namespaced_custom_object(GROUP, VERSION, self.namespace, "resourceclaims", body)
         return name
 
+    def template(self, name: str, device_class: str) -> str:
+        spec = {
+            "spec": {"devices": {"requests": [{"name": "dev", "exactly": {"deviceClassName": device_class}}]}}
+        }
+        body = {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name},
+            "spec": spec,
+        }
+        self.objects.create_namespaced_custom_object(
+            GROUP, VERSION, self.namespace, "resourceclaimtemplates", body
+        )
+        return name
+
     def read_claim(self, name: str) -> dict[str, Any]:
         got: dict[str, Any] = self.objects.get_namespaced_custom_object(
             GROUP, VERSION, self.namespace, "resourceclaims", name
@@ -102,7 +118,8 @@ class Dra:
                     raise
 
 
-def create_claiming_pod(cluster: Cluster, name: str, claim: str) -> str:
+def create_claiming_pod(cluster: Cluster, name: str, claim: str, template: bool = False) -> str:
+    source = {"resourceClaimTemplateName": claim} if template else {"resourceClaimName": claim}
     body = {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -110,7 +127,7 @@ def create_claiming_pod(cluster: Cluster, name: str, claim: str) -> str:
         "spec": {
             "schedulerName": SCHEDULER_NAME,
             "nodeSelector": {TEST_LABEL: cluster.label},
-            "resourceClaims": [{"name": "dev", "resourceClaimName": claim}],
+            "resourceClaims": [{"name": "dev", **source}],
             "containers": [
                 {
                     "name": "c",
@@ -160,6 +177,37 @@ def berth(control_plane: LocalControlPlane, tmp_path: Path, namespace: str) -> I
         yield proc
     finally:
         proc.stop()
+
+
+@pytest.fixture
+def resourceclaim_controller(control_plane: LocalControlPlane, tmp_path: Path) -> Iterator[None]:
+    """kube-controller-manager v1.36.3 running only its resourceclaim controller (templates become
+    claims, recorded in the pod's status), as the admin; no serving port, no leader election.
+    (A helper of this test rather than of tests/kube/controlplane.py, which stays etcd + apiserver.)"""
+    log = (tmp_path / "kube-controller-manager.log").open("wb")
+    proc = subprocess.Popen(
+        [
+            str(control_plane.bin_dir / "kube-controller-manager"),
+            f"--kubeconfig={control_plane.kubeconfig}",
+            "--controllers=resourceclaim-controller",
+            "--leader-elect=false",
+            "--secure-port=0",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        yield
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
 
 
 def wait_for(check: Any, what: str, timeout: float = WAIT) -> Any:
@@ -219,3 +267,21 @@ def test_cel_selector_and_match_attribute_constraint(
     )
     # gpu-1 (numa 0) has no h100 partner on its NUMA node, so the pair is gpu-2 and gpu-3.
     assert devices == ["gpu-2", "gpu-3"]
+
+
+def test_claim_from_a_template_waits_for_the_controller_then_schedules(
+    resourceclaim_controller: None, berth: BerthScheduler, cluster: Cluster, dra: Dra
+) -> None:
+    """berth's PreEnqueue keeps the pod back until the resourceclaim controller has made its claim
+    and recorded it in the pod's status; that pod update requeues it and the claim gets a device."""
+    node = cluster.create_node("gpu")
+    dra.slice(node, [gpu("gpu-0", "a100", 0)])
+    dra.template("one-gpu", dra.device_class(f"gpu-{cluster.label}"))
+    create_claiming_pod(cluster, "templated", "one-gpu", template=True)
+    assert cluster.wait_bound("templated", timeout=60) == node
+    [status] = cluster.read_pod("templated").status.resource_claim_statuses
+    claim = dra.read_claim(status.resource_claim_name)
+    assert claim["metadata"]["ownerReferences"][0]["name"] == "templated"
+    [result] = claim["status"]["allocation"]["devices"]["results"]
+    assert result["device"] == "gpu-0"
+    assert [r["name"] for r in claim["status"]["reservedFor"]] == ["templated"]

@@ -67,9 +67,8 @@ def test_default_configuration_equals_kube_schedulers(tmp_path: Path) -> None:
         capture_output=True,
         timeout=60,
     )
-    berth = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "berth"
     subprocess.run(
-        [str(berth), "simulate", "--write-config-to", str(berth_out)],
+        [sys.executable, "-m", "app.cli.main", "simulate", "--write-config-to", str(berth_out)],
         check=True,
         capture_output=True,
         timeout=60,

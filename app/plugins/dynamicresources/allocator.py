@@ -52,6 +52,9 @@ class FailedOnNode(AllocationError):
     """Allocation failed on this node only (``ErrFailedAllocationOnNode``): Unschedulable there."""
 
 
+_COMPILE_ERROR = "\x00compile:"  # marks a compile error among _evaluate's verdicts
+
+
 class AllocationTimeout(Exception):
     """The filter timeout (DRASchedulerFilterTimeout) ran out during the search."""
 
@@ -435,7 +438,18 @@ class Allocator:
         self.cel_cache = cel_cache
         self.share_id = share_id
         self._available_counters: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
+        self._pools: dict[str, list[Pool]] = {}  # by node: the same for every Filter of this pod
         self.num_allocate_one = 0
+
+    def pools_for(self, node: Node) -> list[Pool]:
+        """``GatherPools`` for ``node`` (computed once per node for this allocator)."""
+        pools = self._pools.get(node.name)
+        if pools is None:
+            slices_for_node = self.slices_on_node.get(node.name, []) + self.slices_shared
+            pools = self._pools[node.name] = gather_pools(
+                slices_for_node, node, self.features, self.all_slices
+            )
+        return pools
 
     def allocate(
         self, node: Node, claims: Sequence[ResourceClaim], deadline: float | None = None
@@ -463,7 +477,6 @@ class _Run:
         self.request_data: dict[tuple[int, int, int], _RequestData] = {}
         self.constraints: list[list[_Constraint]] = []
         self.matches: dict[tuple[DeviceID, int, int, int], bool] = {}
-        self.cel_inputs: dict[DeviceID, dict[str, Any]] = {}
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
         self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
@@ -472,8 +485,7 @@ class _Run:
     # --- setup ------------------------------------------------------------------------------------
 
     def allocate(self) -> list[dict[str, Any]] | None:
-        slices_for_node = self.a.slices_on_node.get(self.node.name, []) + self.a.slices_shared
-        self.pools = gather_pools(slices_for_node, self.node, self.features, self.a.all_slices)
+        self.pools = self.a.pools_for(self.node)
         for claim_index, claim in enumerate(self.claims):
             min_devices = 0
             for request_index, request in enumerate(claim.requests):
@@ -627,18 +639,33 @@ class _Run:
     ) -> bool:
         where = f"class {device_class.name}" if device_class is not None else f"claim {claim.key}"
         for i, expression in enumerate(selectors):
-            compiled = self.a.cel_cache.get_or_compile(expression)
-            if compiled.error:
-                raise AllocationError(f"{where}: selector #{i}: CEL compile error: {compiled.error}")
-            try:
-                cel_input = self.cel_inputs.get(device_id)
-                if cel_input is None:
-                    cel_input = self.cel_inputs[device_id] = device_input(device_id[0], device)
-                if not compiled.matches(cel_input):
-                    return False
-            except CelError as err:
-                raise AllocationError(f"{where}: selector #{i}: CEL runtime error: {err}") from None
+            verdict = device.selector_results.get(expression)
+            if verdict is None:
+                verdict = self._evaluate(expression, device_id, device)
+            if isinstance(verdict, str):
+                if verdict.startswith(_COMPILE_ERROR):
+                    raise AllocationError(
+                        f"{where}: selector #{i}: CEL compile error: {verdict[len(_COMPILE_ERROR) :]}"
+                    )
+                raise AllocationError(f"{where}: selector #{i}: CEL runtime error: {verdict}")
+            if not verdict:
+                return False
         return True
+
+    def _evaluate(self, expression: str, device_id: DeviceID, device: Device) -> bool | str:
+        """What ``expression`` says about ``device``: a bool, or an error message (remembered on the device)."""
+        compiled = self.a.cel_cache.get_or_compile(expression)
+        if compiled.error:
+            return _COMPILE_ERROR + compiled.error  # not remembered: it says nothing about the device
+        verdict: bool | str
+        try:
+            if device.cel_input is None:
+                device.cel_input = device_input(device_id[0], device)
+            verdict = compiled.matches(device.cel_input)
+        except CelError as err:
+            verdict = str(err)
+        device.selector_results[expression] = verdict
+        return verdict
 
     def _capacity_fits(self, request: DeviceSubRequest, device_id: DeviceID, device: Device) -> bool:
         allocated = self.a.allocated.aggregated_capacity.get(device_id, {})
