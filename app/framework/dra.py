@@ -79,6 +79,8 @@ class DRAStore:
         self._pending: dict[str, ResourceClaim] = {}  # claim UID -> claim with its in-flight allocation
         self._assumed: dict[str, ResourceClaim] = {}  # claim key -> the version we wrote
         self.writer: ClaimWriter = StoreClaimWriter(self)
+        # The allocator's pools per node, valid while the slices stay the same (cleared on any change).
+        self.pool_cache: dict[str, Any] = {}
         self.listeners: list[Callable[[str, Any, Any], None]] = []
 
     # --- feeding (informers, state files) --------------------------------------------------------
@@ -98,6 +100,8 @@ class DRAStore:
         with self._lock:
             old = table.get(key)
             table[key] = parsed
+            if kind == "ResourceSlice":
+                self.pool_cache = {}
             if kind == "ResourceClaim":
                 assumed = self._assumed.get(key)
                 if assumed is not None and (
@@ -114,6 +118,8 @@ class DRAStore:
             return
         with self._lock:
             old = self._table(kind).pop(_store_key(kind, key), None)
+            if kind == "ResourceSlice":
+                self.pool_cache = {}
             if kind == "ResourceClaim":
                 self._assumed.pop(_store_key(kind, key), None)
         if old is not None:
@@ -156,6 +162,11 @@ class DRAStore:
         """Every ResourceSlice."""
         with self._lock:
             return list(self._slices.values())
+
+    def slices_and_pool_cache(self) -> tuple[list[ResourceSlice], dict[str, Any]]:
+        """Every ResourceSlice with the pool cache that belongs to exactly these slices."""
+        with self._lock:
+            return list(self._slices.values()), self.pool_cache
 
     def empty(self) -> bool:
         """No claims at all (the plugin has nothing to look at)."""

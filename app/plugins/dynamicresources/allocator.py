@@ -356,6 +356,8 @@ def capacity_fits(
     allocating: dict[str, Fraction],
 ) -> bool:
     """``CmpRequestOverCapacity``; AllocationError-free: an undefined capacity just does not fit."""
+    if not device.capacity:
+        return not requests  # nothing to consume (the common case), or a request it cannot meet
     if requests and any(name not in device.capacity for name in requests):
         return False
     for name, cap in device.capacity.items():
@@ -423,6 +425,7 @@ class Allocator:
         slices: Sequence[ResourceSlice],
         cel_cache: CelCache,
         share_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+        pool_cache: dict[str, tuple[Node, Features, list[Pool]]] | None = None,
     ) -> None:
         self.features = features
         self.allocated = allocated
@@ -438,17 +441,19 @@ class Allocator:
         self.cel_cache = cel_cache
         self.share_id = share_id
         self._available_counters: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
-        self._pools: dict[str, list[Pool]] = {}  # by node: the same for every Filter of this pod
+        # Pools by node: the same for every pod until a slice or the node changes. The DRA store
+        # lends a cache it clears on every ResourceSlice change; entries are for one Node object.
+        self._pools = pool_cache if pool_cache is not None else {}
         self.num_allocate_one = 0
 
     def pools_for(self, node: Node) -> list[Pool]:
-        """``GatherPools`` for ``node`` (computed once per node for this allocator)."""
-        pools = self._pools.get(node.name)
-        if pools is None:
-            slices_for_node = self.slices_on_node.get(node.name, []) + self.slices_shared
-            pools = self._pools[node.name] = gather_pools(
-                slices_for_node, node, self.features, self.all_slices
-            )
+        """``GatherPools`` for ``node``, from the cache when neither the slices nor the node changed."""
+        cached = self._pools.get(node.name)
+        if cached is not None and cached[0] is node and cached[1] == self.features:
+            return cached[2]
+        slices_for_node = self.slices_on_node.get(node.name, []) + self.slices_shared
+        pools = gather_pools(slices_for_node, node, self.features, self.all_slices)
+        self._pools[node.name] = (node, self.features, pools)
         return pools
 
     def allocate(

@@ -324,12 +324,14 @@ class DynamicResources(
                 if status is not None:
                     return None, status
         if to_allocate:
+            slices, pool_cache = self.store.slices_and_pool_cache()
             s.allocator = Allocator(
                 allocator_features(),
                 self.store.allocated_state(),
                 self.store.get_class,
-                self.store.list_slices(),
+                slices,
                 self.cel_cache,
+                pool_cache=pool_cache,
             )
         s.claims = claims
         return None, None
