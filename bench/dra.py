@@ -14,15 +14,13 @@ ms per pod for both workloads. Usage: ``python bench/dra.py [--nodes 500] [--ini
 from __future__ import annotations
 
 import argparse
-import gc
-import time
 from typing import Any
 
 from app.api.objects import Pod, parse_pod
 from app.config import load_config
 from app.plugins.registry import in_tree_registry
 from app.scheduler.scheduler import ClusterObjects, Engine
-from bench.engine import make_node
+from bench.engine import make_node, time_pods
 from bench.engine import make_pod as basic_pod
 
 DRIVER = "test-driver.cdi.k8s.io"
@@ -102,26 +100,7 @@ def run(workload: str, num_nodes: int, devices: int, init_pods: int, measure_pod
     make = claiming_pod if dra else basic_pod
     for i in range(init_pods):
         engine.schedule_one(make(i))
-    pods = [make(init_pods + i) for i in range(measure_pods)]
-    gc.collect()
-    latencies = []
-    cpu_start = time.process_time()
-    start = time.perf_counter()
-    for pod in pods:
-        t0 = time.perf_counter()
-        attempt = engine.schedule_one(pod)
-        latencies.append(time.perf_counter() - t0)
-        if attempt.status != "Scheduled":
-            raise SystemExit(f"pod {pod.key} not scheduled: {attempt.message}")
-    elapsed = time.perf_counter() - start
-    cpu = time.process_time() - cpu_start
-    latencies.sort()
-    return {
-        "pods_per_s": measure_pods / elapsed,
-        "cpu_ms": cpu * 1000 / measure_pods,
-        "p50_ms": latencies[len(latencies) // 2] * 1000,
-        "p99_ms": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000,
-    }
+    return time_pods(engine, [make(init_pods + i) for i in range(measure_pods)])
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ Malformed input raises :class:`~app.api.errors.FieldError` with the field path.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -140,6 +140,14 @@ def json_type_name(value: object) -> str:
 # --- pods' resource claims (DynamicResources, issue 19) --------------------------------------
 
 
+def get_map_items(obj: Raw, key: str, path: str) -> Iterator[tuple[Raw, str]]:
+    """Each object of the list ``obj[key]`` with its path (``path.key[i]``)."""
+    items = get_list(obj, key, path)
+    for i in range(len(items)):
+        item_path = f"{_join(path, key)}[{i}]"
+        yield get_map_item(items, i, item_path), item_path
+
+
 @dataclass(frozen=True, slots=True)
 class PodResourceClaim:
     """``PodResourceClaim``: a claim by name, or a template the controller makes a claim from."""
@@ -170,13 +178,10 @@ NO_POD_CLAIMS = PodClaims()
 def parse_pod_claims(pod_raw: Raw, path: str = "") -> PodClaims:
     """``spec.resourceClaims`` with ``status.resourceClaimStatuses``."""
     spec = get_map(pod_raw, "spec", path)
-    items = get_list(spec, "resourceClaims", _join(path, "spec"))
-    if not items:
+    if not spec.get("resourceClaims"):
         return NO_POD_CLAIMS
     claims = []
-    for i in range(len(items)):
-        ipath = f"{_join(path, 'spec')}.resourceClaims[{i}]"
-        item = get_map_item(items, i, ipath)
+    for item, ipath in get_map_items(spec, "resourceClaims", _join(path, "spec")):
         claims.append(
             PodResourceClaim(
                 get_str(item, "name", ipath),
@@ -185,11 +190,8 @@ def parse_pod_claims(pod_raw: Raw, path: str = "") -> PodClaims:
             )
         )
     status = get_map(pod_raw, "status", path)
-    raw_statuses = get_list(status, "resourceClaimStatuses", _join(path, "status"))
     statuses = []
-    for i in range(len(raw_statuses)):
-        spath = f"{_join(path, 'status')}.resourceClaimStatuses[{i}]"
-        item = get_map_item(raw_statuses, i, spath)
+    for item, spath in get_map_items(status, "resourceClaimStatuses", _join(path, "status")):
         statuses.append(
             (
                 get_str(item, "name", spath),

@@ -21,7 +21,7 @@ from app.api.objects import (
     get_int,
     get_list,
     get_map,
-    get_map_item,
+    get_map_items,
     get_str,
     json_type_name,
     parse_resource_list,
@@ -306,21 +306,15 @@ def _opt_quantity(obj: Raw, key: str, path: str) -> Fraction | None:
 
 def _selectors(obj: Raw, path: str) -> list[str]:
     """CEL expressions of ``selectors[*].cel.expression``; a selector without CEL is kept as ""."""
-    items = get_list(obj, "selectors", path)
     out = []
-    for i in range(len(items)):
-        spath = f"{path}.selectors[{i}]"
-        cel = get_map(get_map_item(items, i, spath), "cel", spath)
-        out.append(get_str(cel, "expression", f"{spath}.cel"))
+    for item, spath in get_map_items(obj, "selectors", path):
+        out.append(get_str(get_map(item, "cel", spath), "expression", f"{spath}.cel"))
     return out
 
 
 def _tolerations(obj: Raw, path: str) -> tuple[list[DeviceToleration], list[Raw]]:
-    items = get_list(obj, "tolerations", path)
     out = []
-    for i in range(len(items)):
-        tpath = f"{path}.tolerations[{i}]"
-        t = get_map_item(items, i, tpath)
+    for t, tpath in get_map_items(obj, "tolerations", path):
         out.append(
             DeviceToleration(
                 get_str(t, "key", tpath),
@@ -329,7 +323,7 @@ def _tolerations(obj: Raw, path: str) -> tuple[list[DeviceToleration], list[Raw]
                 get_str(t, "effect", tpath),
             )
         )
-    return out, list(items)
+    return out, list(get_list(obj, "tolerations", path))
 
 
 def _node_selector(obj: Raw, path: str) -> tuple[NodeSelector | None, Raw | None]:
@@ -392,20 +386,14 @@ def _device(raw: Raw, path: str) -> Device:
             _quantity(value.get("value"), f"{cpath}.value"), _request_policy(value, cpath)
         )
     consumes = []
-    items = get_list(raw, "consumesCounters", path)
-    for i in range(len(items)):
-        cpath = f"{path}.consumesCounters[{i}]"
-        item = get_map_item(items, i, cpath)
+    for item, cpath in get_map_items(raw, "consumesCounters", path):
         consumes.append(
             CounterConsumption(
                 get_str(item, "counterSet", cpath), _counters(get_map(item, "counters", cpath), cpath)
             )
         )
     taints = []
-    raw_taints = get_list(raw, "taints", path)
-    for i in range(len(raw_taints)):
-        tpath = f"{path}.taints[{i}]"
-        t = get_map_item(raw_taints, i, tpath)
+    for t, tpath in get_map_items(raw, "taints", path):
         taints.append(
             DeviceTaint(get_str(t, "key", tpath), get_str(t, "value", tpath), get_str(t, "effect", tpath))
         )
@@ -445,12 +433,8 @@ def parse_resource_slice(raw: Raw, path: str = "ResourceSlice") -> ResourceSlice
     spec = get_map(raw, "spec", path)
     pool = get_map(spec, "pool", spath)
     ppath = f"{spath}.pool"
-    devices_raw = get_list(spec, "devices", spath)
-    counters_raw = get_list(spec, "sharedCounters", spath)
     shared: dict[str, dict[str, Fraction]] = {}
-    for i in range(len(counters_raw)):
-        cpath = f"{spath}.sharedCounters[{i}]"
-        item = get_map_item(counters_raw, i, cpath)
+    for item, cpath in get_map_items(spec, "sharedCounters", spath):
         shared[get_str(item, "name", cpath)] = _counters(get_map(item, "counters", cpath), cpath)
     selector, selector_raw = _node_selector(spec, spath)
     return ResourceSlice(
@@ -464,10 +448,7 @@ def parse_resource_slice(raw: Raw, path: str = "ResourceSlice") -> ResourceSlice
         node_selector_raw=selector_raw,
         all_nodes=get_bool(spec, "allNodes", spath),
         per_device_node_selection=get_bool(spec, "perDeviceNodeSelection", spath),
-        devices=[
-            _device(get_map_item(devices_raw, i, f"{spath}.devices[{i}]"), f"{spath}.devices[{i}]")
-            for i in range(len(devices_raw))
-        ],
+        devices=[_device(item, dpath) for item, dpath in get_map_items(spec, "devices", spath)],
         shared_counters=shared,
         raw=raw,
     )
@@ -511,11 +492,8 @@ def _sub_request(raw: Raw, path: str, name: str, exact: bool) -> DeviceSubReques
 def _parse_allocation(raw: Raw, path: str) -> Allocation:
     devices = get_map(raw, "devices", path)
     dpath = f"{path}.devices"
-    items = get_list(devices, "results", dpath)
     results = []
-    for i in range(len(items)):
-        rpath = f"{dpath}.results[{i}]"
-        item = get_map_item(items, i, rpath)
+    for item, rpath in get_map_items(devices, "results", dpath):
         results.append(
             DeviceResult(
                 request=get_str(item, "request", rpath),
@@ -544,27 +522,19 @@ def parse_resource_claim(raw: Raw, path: str = "ResourceClaim") -> ResourceClaim
     devices = get_map(get_map(raw, "spec", path), "devices", spath)
     dpath = f"{spath}.devices"
     requests = []
-    raw_requests = get_list(devices, "requests", dpath)
-    for i in range(len(raw_requests)):
-        rpath = f"{dpath}.requests[{i}]"
-        item = get_map_item(raw_requests, i, rpath)
+    for item, rpath in get_map_items(devices, "requests", dpath):
         request_name = get_str(item, "name", rpath)
         exactly = None
         if item.get("exactly") is not None:
             epath = f"{rpath}.exactly"
             exactly = _sub_request(get_map(item, "exactly", rpath), epath, request_name, True)
-        subs = get_list(item, "firstAvailable", rpath)
-        first_available = []
-        for j in range(len(subs)):
-            fpath = f"{rpath}.firstAvailable[{j}]"
-            sub = get_map_item(subs, j, fpath)
-            first_available.append(_sub_request(sub, fpath, get_str(sub, "name", fpath), False))
+        first_available = [
+            _sub_request(sub, fpath, get_str(sub, "name", fpath), False)
+            for sub, fpath in get_map_items(item, "firstAvailable", rpath)
+        ]
         requests.append(DeviceRequest(request_name, exactly, first_available))
     constraints = []
-    raw_constraints = get_list(devices, "constraints", dpath)
-    for i in range(len(raw_constraints)):
-        cpath = f"{dpath}.constraints[{i}]"
-        item = get_map_item(raw_constraints, i, cpath)
+    for item, cpath in get_map_items(devices, "constraints", dpath):
         constraints.append(
             DeviceConstraint(
                 tuple(str(r) for r in get_list(item, "requests", cpath)),
@@ -576,10 +546,7 @@ def parse_resource_claim(raw: Raw, path: str = "ResourceClaim") -> ResourceClaim
     stpath = f"{path}.status"
     allocation_raw = status.get("allocation")
     reserved = []
-    raw_reserved = get_list(status, "reservedFor", stpath)
-    for i in range(len(raw_reserved)):
-        rpath = f"{stpath}.reservedFor[{i}]"
-        item = get_map_item(raw_reserved, i, rpath)
+    for item, rpath in get_map_items(status, "reservedFor", stpath):
         reserved.append(
             ConsumerReference(
                 get_str(item, "apiGroup", rpath),
@@ -589,10 +556,7 @@ def parse_resource_claim(raw: Raw, path: str = "ResourceClaim") -> ResourceClaim
             )
         )
     controller_uid = ""
-    owners = get_list(meta, "ownerReferences", mpath)
-    for i in range(len(owners)):
-        opath = f"{mpath}.ownerReferences[{i}]"
-        owner = get_map_item(owners, i, opath)
+    for owner, opath in get_map_items(meta, "ownerReferences", mpath):
         if get_bool(owner, "controller", opath):
             controller_uid = get_str(owner, "uid", opath)
     return ResourceClaim(
