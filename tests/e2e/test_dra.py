@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from e2e.cluster import TEST_LABEL, WAIT, Cluster
+from e2e.stack import KubeScheduler, scheduler_config
 from e2e.standalone import SCHEDULER_NAME, BerthScheduler
 from kubernetes import client
 
@@ -118,14 +119,16 @@ class Dra:
                     raise
 
 
-def create_claiming_pod(cluster: Cluster, name: str, claim: str, template: bool = False) -> str:
+def create_claiming_pod(
+    cluster: Cluster, name: str, claim: str, template: bool = False, scheduler_name: str = SCHEDULER_NAME
+) -> str:
     source = {"resourceClaimTemplateName": claim} if template else {"resourceClaimName": claim}
     body = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name},
         "spec": {
-            "schedulerName": SCHEDULER_NAME,
+            "schedulerName": scheduler_name,
             "nodeSelector": {TEST_LABEL: cluster.label},
             "resourceClaims": [{"name": "dev", **source}],
             "containers": [
@@ -285,3 +288,35 @@ def test_claim_from_a_template_waits_for_the_controller_then_schedules(
     [result] = claim["status"]["allocation"]["devices"]["results"]
     assert result["device"] == "gpu-0"
     assert [r["name"] for r in claim["status"]["reservedFor"]] == ["templated"]
+
+
+@pytest.fixture
+def kube_scheduler(control_plane: LocalControlPlane, tmp_path: Path) -> Iterator[str]:
+    """A stock kube-scheduler v1.36.3 (no extender) under its own schedulerName."""
+    name = f"kube-dra-{uuid.uuid4().hex[:6]}"
+    cfg = scheduler_config(control_plane.kubeconfig, scheduler_name=name)
+    proc = KubeScheduler(control_plane.bin_dir, control_plane.kubeconfig, tmp_path, cfg, name).start()
+    try:
+        yield name
+    finally:
+        proc.stop()
+
+
+def test_fit_error_for_a_taken_device_matches_kube_scheduler(
+    berth: BerthScheduler, kube_scheduler: str, cluster: Cluster, dra: Dra
+) -> None:
+    """The only device is allocated to a running pod's claim: berth and kube-scheduler explain the
+    waiting pods' failure with the same FailedScheduling text."""
+    node = cluster.create_node("gpu")
+    dra.slice(node, [gpu("gpu-0", "a100", 0)])
+    cls = dra.device_class(f"gpu-{cluster.label}")
+    for claim in ("holder", "berth-wait", "kube-wait"):
+        dra.claim(claim, cls)
+    create_claiming_pod(cluster, "holder", "holder")
+    assert cluster.wait_bound("holder") == node
+    create_claiming_pod(cluster, "berth-wait", "berth-wait")
+    create_claiming_pod(cluster, "kube-wait", "kube-wait", scheduler_name=kube_scheduler)
+    berth_says = cluster.wait_event("berth-wait", "FailedScheduling", "cannot allocate all claims")
+    kube_says = cluster.wait_event("kube-wait", "FailedScheduling", "cannot allocate all claims")
+    assert berth_says == kube_says
+    assert "cannot allocate all claims. still not schedulable, preemption: " in berth_says

@@ -373,9 +373,11 @@ FIT_MESSAGE = re.compile(
 """The FitError of a preemptor whose preemption succeeded: no "preemption:" part, as in
 kube-scheduler, where the PostFilter's Success status has no message."""
 RETRY_MESSAGE = re.compile(
-    FIT_MESSAGE.pattern + r" preemption: not eligible due to a terminating pod on the nominated node\."
+    FIT_MESSAGE.pattern
+    + r" no new claims to deallocate, preemption: not eligible due to a terminating pod on the nominated node\."
 )
-"""The FitError of a retry while a victim on the nominated node is still terminating."""
+"""The FitError of a retry while a victim on the nominated node is still terminating (DynamicResources'
+PostFilter reason first, as kube-scheduler writes it)."""
 
 
 def test_high_priority_pod_preempts_the_least_important_pods(
