@@ -319,4 +319,6 @@ def test_fit_error_for_a_taken_device_matches_kube_scheduler(
     berth_says = cluster.wait_event("berth-wait", "FailedScheduling", "cannot allocate all claims")
     kube_says = cluster.wait_event("kube-wait", "FailedScheduling", "cannot allocate all claims")
     assert berth_says == kube_says
-    assert "cannot allocate all claims" in berth_says and ". still not schedulable, preemption: 0/" in berth_says
+    assert (
+        "cannot allocate all claims" in berth_says and ". still not schedulable, preemption: 0/" in berth_says
+    )
