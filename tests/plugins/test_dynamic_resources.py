@@ -405,3 +405,22 @@ def test_engine_allocates_reserves_and_a_second_pod_waits() -> None:
         "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
         "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     )
+
+
+def test_shared_claim_allocated_and_reserved_for_another_pod_is_used_and_reserved_again() -> None:
+    """A claim two pods share: allocated and reserved for the first pod, the second pod only fits
+    the allocation's node and is added to ``reservedFor``."""
+    first_ref = {"resource": "pods", "name": "first", "uid": "first-uid"}
+    store = store_with(allocated_claim(reservedFor=[first_ref]))
+    pl, state, p = plugin(store), CycleState(), pod_with_claim_name()
+    assert pl.pre_filter(state, p, []) == (None, None)
+    assert pl.filter(state, p, NodeInfo(make_node("elsewhere"))) == Status(
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NOT_AVAILABLE_ON_NODE
+    )
+    assert pl.filter(state, p, worker()) is None
+    assert pl.reserve(state, p, WORKER) is None
+    assert pl.pre_bind(state, p, WORKER) is None
+    stored = store.get_claim("default", CLAIM)
+    assert stored is not None and [r.uid for r in stored.reserved_for] == ["first-uid", POD_UID]
+    # Reserved for someone else too: PostFilter does not deallocate it.
+    assert pl.post_filter(state, p, NodeToStatus())[1] == Status(Code.UNSCHEDULABLE, STILL_NOT_SCHEDULABLE)
