@@ -850,11 +850,12 @@ def test_allocate(name: str) -> None:
             allocator.allocate(case.node, case.claims)
         assert case.error in str(err.value)
         return
-    got = allocator.allocate(case.node, case.claims)
+    solution = allocator.allocate(case.node, case.claims)
     if case.expect is None:
-        assert got is None
+        assert solution is None
         return
-    assert got is not None
+    assert solution is not None
+    got = solution.allocations()
     assert len(got) == len(case.expect)
     for allocation, (selector, results) in zip(got, case.expect, strict=True):
         assert allocation.get("nodeSelector") == selector
@@ -870,7 +871,9 @@ def test_class_config_is_copied_into_the_allocation() -> None:
     allocator = Allocator(
         ALL_FEATURES, AllocatedState(), {c.name: c for c in case.classes}.get, case.slices, CelCache()
     )
-    [allocation] = allocator.allocate(case.node, case.claims) or []
+    solution = allocator.allocate(case.node, case.claims)
+    assert solution is not None
+    [allocation] = solution.allocations()
     assert allocation["devices"]["config"] == [
         {
             "source": "FromClass",
@@ -890,7 +893,9 @@ def test_shared_device_records_share_id_and_consumed_capacity() -> None:
         CelCache(),
         share_id=lambda: "s-1",
     )
-    [allocation] = allocator.allocate(case.node, case.claims) or []
+    solution = allocator.allocate(case.node, case.claims)
+    assert solution is not None
+    [allocation] = solution.allocations()
     [entry] = allocation["devices"]["results"]
     assert entry["shareID"] == "s-1"
     assert entry["consumedCapacity"] == {"memory": str(4 * 2**30)}  # 3Gi rounded up to the valid 4Gi

@@ -458,13 +458,32 @@ class Allocator:
 
     def allocate(
         self, node: Node, claims: Sequence[ResourceClaim], deadline: float | None = None
-    ) -> list[dict[str, Any]] | None:
-        """The ``status.allocation`` of each claim on ``node``, or None when they do not fit there.
+    ) -> Solution | None:
+        """The devices for ``claims`` on ``node`` (see :class:`Solution`), or None when they do not fit there.
 
         Raises AllocationError (FailedOnNode for a node-local failure) or AllocationTimeout.
         """
         run = _Run(self, node, list(claims), deadline)
         return run.allocate()
+
+
+class Solution:
+    """The devices found for the claims on one node. Their ``status.allocation`` objects are only
+    built when asked for (Reserve and Score need one node's; Filter finds many)."""
+
+    def __init__(self, run: _Run) -> None:
+        self._run = run
+        self._allocations: list[dict[str, Any]] | None = None
+
+    def __len__(self) -> int:
+        return len(self._run.claims)
+
+    def allocations(self) -> list[dict[str, Any]]:
+        """One ``status.allocation`` per claim, in the claims' order."""
+        if self._allocations is None:
+            run = self._run
+            self._allocations = [run._allocation_result(i, c) for i, c in enumerate(run.claims)]
+        return self._allocations
 
 
 class _Run:
@@ -489,7 +508,7 @@ class _Run:
 
     # --- setup ------------------------------------------------------------------------------------
 
-    def allocate(self) -> list[dict[str, Any]] | None:
+    def allocate(self) -> Solution | None:
         self.pools = self.a.pools_for(self.node)
         for claim_index, claim in enumerate(self.claims):
             min_devices = 0
@@ -551,7 +570,7 @@ class _Run:
             if any(p.invalid for p in self.pools):
                 raise FailedOnNode("invalid resource pools were encountered")
             return None
-        return [self._allocation_result(i, claim) for i, claim in enumerate(self.claims)]
+        return Solution(self)
 
     def _validate_request(
         self, claim: ResourceClaim, request: DeviceSubRequest, parent: str, key: tuple[int, int, int]

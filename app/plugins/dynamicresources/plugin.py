@@ -78,6 +78,7 @@ from app.plugins.dynamicresources.allocator import (
     Allocator,
     FailedOnNode,
     Features,
+    Solution,
 )
 from app.plugins.dynamicresources.args import DynamicResourcesArgs
 from app.plugins.dynamicresources.cel import CelCache
@@ -132,7 +133,7 @@ class _State(StateData):
         self.allocator: Allocator | None = None
         self.infos: list[_ClaimInfo] = []
         self.unavailable_claims: set[int] = set()
-        self.node_allocations: dict[str, list[dict[str, Any]]] = {}
+        self.node_allocations: dict[str, Solution] = {}
         self.lock = threading.Lock()
 
     def to_allocate(self) -> list[tuple[int, ResourceClaim]]:
@@ -371,7 +372,7 @@ class DynamicResources(
                     continue
                 if not ready and self._claim_timed_out(claim):
                     unavailable.append(index)
-        allocations: list[dict[str, Any]] | None = None
+        allocations: Solution | None = None
         if s.allocator is not None:
             claims_to_allocate = [c for _, c in s.to_allocate()]
             deadline = time.monotonic() + self.filter_timeout if self.filter_timeout else None
@@ -444,11 +445,11 @@ class DynamicResources(
         """``computeScore``: 8 - index of each chosen subrequest, summed over the claims."""
         s = state.read(STATE_KEY)
         node = node_info.node
-        allocations = s.node_allocations.get(node.name) if node is not None else None
-        if allocations is None:
+        solution = s.node_allocations.get(node.name) if node is not None else None
+        if solution is None:
             return 0
         score = 0
-        pending = iter(allocations)
+        pending = iter(solution.allocations())
         for claim in s.claims:
             allocation = claim.allocation.raw if claim.allocation is not None else next(pending)
             chosen = {
@@ -478,9 +479,10 @@ class DynamicResources(
         to_allocate = s.to_allocate()
         if not to_allocate or s.allocator is None:
             return None
-        allocations = s.node_allocations.get(node_name)
-        if not allocations:
+        solution = s.node_allocations.get(node_name)
+        if not solution:
             return error("claim allocation not found for node")
+        allocations = solution.allocations()
         if len(allocations) != len(to_allocate):
             return error(
                 f"internal error, have {len(allocations)} allocations, {len(to_allocate)} claims to allocate, "
