@@ -907,3 +907,21 @@ def test_failed_on_node_is_node_local() -> None:
         Allocator(
             ALL_FEATURES, AllocatedState(), {c.name: c for c in case.classes}.get, case.slices, CelCache()
         ).allocate(case.node, case.claims)
+
+
+def test_claim_needing_no_device_is_allocated_even_when_every_device_is_taken() -> None:
+    """A request for zero devices succeeds without any device: the full-node shortcut must not apply."""
+    classes = {CLASS_A: device_class(CLASS_A, DRIVER_A)}
+    slices = [resource_slice("slice-1", NODE_1, POOL_1, DRIVER_A, dev("device-1"))]
+    allocator = Allocator(
+        ALL_FEATURES,
+        AllocatedState(allocated_devices={(DRIVER_A, POOL_1, "device-1")}),
+        classes.get,
+        slices,
+        CelCache(),
+    )
+    zero = claim("claim-0", exact("req-0", CLASS_A, 0))
+    one = claim("claim-1", exact("req-0", CLASS_A, 1))
+    solution = allocator.allocate(node(NODE_1, REGION_1), [zero])
+    assert solution is not None and solution.allocations()[0]["devices"]["results"] == []
+    assert allocator.allocate(node(NODE_1, REGION_1), [one]) is None

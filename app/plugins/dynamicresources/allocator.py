@@ -505,6 +505,7 @@ class _Run:
         self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
         self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
         self.results: list[list[_Result]] = [[] for _ in claims]
+        self.min_devices_total = 0
 
     # --- setup ------------------------------------------------------------------------------------
 
@@ -549,6 +550,7 @@ class _Run:
                     data = self._validate_request(claim, request.exactly, "", (claim_index, request_index, 0))
                     self.request_data[(claim_index, request_index, 0)] = data
                     min_devices += data.num_devices
+            self.min_devices_total += min_devices
             if min_devices > ALLOCATION_RESULTS_MAX_SIZE:
                 raise AllocationError(
                     f"claim {claim.key}: number of requested devices {min_devices} "
@@ -563,7 +565,9 @@ class _Run:
                 constraints.append(_Constraint(constraint))
             self.constraints.append(constraints)
         try:
-            done = self._allocate_one(0, 0, 0, 0, False, (0, 0, 0))
+            # A node whose every device is taken (a full cluster's usual case) needs no search: the
+            # search would look at no device, so no selector runs and the outcome is the same.
+            done = self._any_device_free() and self._allocate_one(0, 0, 0, 0, False, (0, 0, 0))
         except _MaxSizeExceeded:
             done = False
         if not done:
@@ -571,6 +575,20 @@ class _Run:
                 raise FailedOnNode("invalid resource pools were encountered")
             return None
         return Solution(self)
+
+    def _any_device_free(self) -> bool:
+        """Whether some device of a usable pool is not allocated (admin access may use any)."""
+        if self.min_devices_total == 0 or any(d.request.admin_access for d in self.request_data.values()):
+            return True
+        allocated = self.a.allocated.allocated_devices
+        for pool in self.pools:
+            if pool.incomplete or pool.invalid:
+                continue
+            for s in pool.slices:
+                for device in s.devices:
+                    if (pool.driver, pool.name, device.name) not in allocated:
+                        return True
+        return False
 
     def _validate_request(
         self, claim: ResourceClaim, request: DeviceSubRequest, parent: str, key: tuple[int, int, int]
