@@ -7,7 +7,7 @@ Malformed input raises :class:`~app.api.errors.FieldError` with the field path.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -137,6 +137,70 @@ def json_type_name(value: object) -> str:
     }.get(type(value), type(value).__name__)
 
 
+# --- pods' resource claims (DynamicResources, issue 19) --------------------------------------
+
+
+def get_map_items(obj: Raw, key: str, path: str) -> Iterator[tuple[Raw, str]]:
+    """Each object of the list ``obj[key]`` with its path (``path.key[i]``)."""
+    items = get_list(obj, key, path)
+    for i in range(len(items)):
+        item_path = f"{_join(path, key)}[{i}]"
+        yield get_map_item(items, i, item_path), item_path
+
+
+@dataclass(frozen=True, slots=True)
+class PodResourceClaim:
+    """``PodResourceClaim``: a claim by name, or a template the controller makes a claim from."""
+
+    name: str
+    resource_claim_name: str | None
+    resource_claim_template_name: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PodClaims:
+    """A pod's ``spec.resourceClaims`` and ``status.resourceClaimStatuses`` (name → claim name)."""
+
+    claims: tuple[PodResourceClaim, ...] = ()
+    statuses: tuple[tuple[str, str | None], ...] = ()
+
+    def generated_name(self, pod_claim_name: str) -> tuple[bool, str | None]:
+        """(found, claim name) of ``status.resourceClaimStatuses`` for ``pod_claim_name``."""
+        for name, claim_name in self.statuses:
+            if name == pod_claim_name:
+                return True, claim_name
+        return False, None
+
+
+NO_POD_CLAIMS = PodClaims()
+
+
+def parse_pod_claims(pod_raw: Raw, path: str = "") -> PodClaims:
+    """``spec.resourceClaims`` with ``status.resourceClaimStatuses``."""
+    spec = get_map(pod_raw, "spec", path)
+    if not spec.get("resourceClaims"):
+        return NO_POD_CLAIMS
+    claims = []
+    for item, ipath in get_map_items(spec, "resourceClaims", _join(path, "spec")):
+        claims.append(
+            PodResourceClaim(
+                get_str(item, "name", ipath),
+                item.get("resourceClaimName") and get_str(item, "resourceClaimName", ipath),
+                item.get("resourceClaimTemplateName") and get_str(item, "resourceClaimTemplateName", ipath),
+            )
+        )
+    status = get_map(pod_raw, "status", path)
+    statuses = []
+    for item, spath in get_map_items(status, "resourceClaimStatuses", _join(path, "status")):
+        statuses.append(
+            (
+                get_str(item, "name", spath),
+                item.get("resourceClaimName") and get_str(item, "resourceClaimName", spath),
+            )
+        )
+    return PodClaims(tuple(claims), tuple(statuses))
+
+
 # --- pods ------------------------------------------------------------------------------
 
 
@@ -158,6 +222,8 @@ class Container:
     requests: ResourceList
     host_ports: list[ContainerPort]
     restartable: bool = False  # an init container with restartPolicy Always (a sidecar)
+    # --- NodeDeclaredFeatures (issue 19) ---
+    restart_rule_actions: tuple[str, ...] = ()  # restartPolicyRules[*].action
 
 
 @dataclass(slots=True)
@@ -296,6 +362,10 @@ class Pod:
     creation_timestamp: str
     phase: str
     raw: Raw = field(repr=False)
+    # --- NodeDeclaredFeatures and DynamicResources (issue 19) ---
+    host_network: bool = False
+    host_users: bool | None = None  # spec.hostUsers; False asks for a user namespace
+    resource_claims: PodClaims = field(default_factory=lambda: NO_POD_CLAIMS)
 
     @property
     def key(self) -> str:
@@ -340,6 +410,11 @@ def _parse_container(raw: Raw, path: str, init: bool) -> Container:
         requests=requests,
         host_ports=ports,
         restartable=init and get_str(raw, "restartPolicy", path) == "Always",
+        restart_rule_actions=tuple(
+            get_str(get_map_item(rules, i, f"{path}.restartPolicyRules[{i}]"), "action", path)
+            for rules in (get_list(raw, "restartPolicyRules", path),)
+            for i in range(len(rules))
+        ),
     )
 
 
@@ -532,6 +607,10 @@ def parse_pod(raw: Raw, path: str = "") -> Pod:
         creation_timestamp=get_str(meta, "creationTimestamp", mpath),
         phase=get_str(status, "phase", _join(path, "status")),
         raw=raw,
+        # --- NodeDeclaredFeatures and DynamicResources (issue 19) ---
+        host_network=get_bool(spec, "hostNetwork", spath),
+        host_users=None if spec.get("hostUsers") is None else get_bool(spec, "hostUsers", spath),
+        resource_claims=parse_pod_claims(raw, path),
     )
 
 
@@ -558,6 +637,8 @@ class Node:
     allocatable: ResourceList
     images: list[ContainerImage]
     raw: Raw = field(repr=False)
+    # --- NodeDeclaredFeatures (issue 19) ---
+    declared_features: frozenset[str] = frozenset()  # status.declaredFeatures
 
 
 def parse_node(raw: Raw, path: str = "") -> Node:
@@ -595,6 +676,8 @@ def parse_node(raw: Raw, path: str = "") -> Node:
         allocatable=allocatable,
         images=images,
         raw=raw,
+        # --- NodeDeclaredFeatures (issue 19) ---
+        declared_features=frozenset(str(f) for f in get_list(status, "declaredFeatures", stpath)),
     )
 
 

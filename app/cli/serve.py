@@ -31,7 +31,8 @@ from app.cli.serving import (
 from app.config import dump_config
 from app.framework.runtime import FrameworkError
 from app.kube.client import KubeClient, KubeError
-from app.kube.handlers import engine_informers
+from app.kube.dra import DRA_RESOURCES
+from app.kube.handlers import OBJECT_RESOURCES, engine_informers
 from app.kube.informer import InformerSet
 from app.scheduler.scheduler import ClusterObjects, Engine
 from app.server.chain import HandlerChain
@@ -282,4 +283,7 @@ def connect(args: argparse.Namespace, engine: Engine) -> InformerSet | None:
     objects = engine.objects if isinstance(engine.objects, ClusterObjects) else None
     where = "in-cluster" if args.in_cluster else kubeconfig or ""
     logs.info("Connecting to the cluster", server=client.host, kubeconfig=where)
-    return engine_informers(client, engine.cache, objects)
+    # DynamicResources reads resource.k8s.io/v1 objects too (issue 19).
+    return engine_informers(
+        client, engine.cache, objects, object_resources=(*OBJECT_RESOURCES, *DRA_RESOURCES)
+    )

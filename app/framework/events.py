@@ -46,6 +46,7 @@ __all__ = [
     "POD",
     "POP_FROM_BACKOFF_Q",
     "RESOURCE_CLAIM",
+    "RESOURCE_SLICE",
     "SCHEDULE_ATTEMPT_FAILURE",
     "STORAGE_CLASS",
     "UNSCHEDULABLE_TIMEOUT",
@@ -131,6 +132,7 @@ CSI_STORAGE_CAPACITY = "storage.k8s.io/CSIStorageCapacity"
 STORAGE_CLASS = "storage.k8s.io/StorageClass"
 RESOURCE_CLAIM = "resource.k8s.io/ResourceClaim"
 DEVICE_CLASS = "resource.k8s.io/DeviceClass"
+RESOURCE_SLICE = "resource.k8s.io/ResourceSlice"
 WILDCARD = "*"
 
 # Labels of the queue's own moves (``scheduler_queue_incoming_pods_total{event}``).

@@ -5,9 +5,11 @@ from __future__ import annotations
 from app.framework.registry import Registry
 from app.plugins.defaultbinder.default_binder import DefaultBinder
 from app.plugins.defaultpreemption.default_preemption import DefaultPreemption
+from app.plugins.dynamicresources.plugin import DynamicResources
 from app.plugins.imagelocality.image_locality import ImageLocality
 from app.plugins.interpodaffinity.plugin import InterPodAffinity
 from app.plugins.nodeaffinity.node_affinity import NodeAffinity
+from app.plugins.nodedeclaredfeatures.node_declared_features import NodeDeclaredFeatures
 from app.plugins.nodename.node_name import NodeName
 from app.plugins.nodeports.node_ports import NodePorts
 from app.plugins.noderesources.balanced_allocation import NodeResourcesBalancedAllocation
@@ -31,8 +33,10 @@ IN_TREE_PLUGINS = (
     NodeResourcesBalancedAllocation,
     ImageLocality,
     InterPodAffinity,
+    DynamicResources,
     DefaultPreemption,
     DefaultBinder,
+    NodeDeclaredFeatures,
 )
 
 

@@ -13,10 +13,12 @@ from typing import Any
 
 from app import logs, metrics
 from app.api.objects import Pod
+from app.api.resource import API_VERSION as RESOURCE_API_VERSION
 from app.backend.cache.cache import Cache
 from app.backend.queue.nominator import MODE_NOOP, MODE_OVERRIDE, Nominator
 from app.config.types import SchedulerConfiguration
 from app.framework.cycle_state import CycleState
+from app.framework.dra import DRA_KINDS, DRAStore
 from app.framework.interfaces import (
     Binder,
     ClusterActions,
@@ -49,6 +51,8 @@ class ClusterObjects:
         self._lock = threading.Lock()
         self._by_kind: dict[str, dict[str, Mapping[str, Any]]] = {}
         self._anonymous = 0
+        # DynamicResources reads resource.k8s.io objects parsed, with its in-flight allocations.
+        self.dra = DRAStore()
         for objs in (objects or {}).values():
             for obj in objs:
                 self.add(obj)
@@ -69,16 +73,22 @@ class ClusterObjects:
                 self._anonymous += 1
                 key = f"#{self._anonymous}"
             self._by_kind.setdefault(str(obj.get("kind", "")), {})[key] = obj
+        if obj.get("kind") in DRA_KINDS and obj.get("apiVersion") == RESOURCE_API_VERSION:
+            self.dra.upsert(str(obj["kind"]), key, obj)
 
     def upsert(self, kind: str, key: str, obj: Mapping[str, Any]) -> None:
         """Add or replace the object of ``kind`` at ``key`` (an informer's add or update)."""
         with self._lock:
             self._by_kind.setdefault(kind, {})[key] = obj
+        if kind in DRA_KINDS:
+            self.dra.upsert(kind, key, obj)
 
     def delete(self, kind: str, key: str) -> None:
         """Forget the object of ``kind`` at ``key`` (an informer's delete); unknown keys are ignored."""
         with self._lock:
             self._by_kind.get(kind, {}).pop(key, None)
+        if kind in DRA_KINDS:
+            self.dra.delete(kind, key)
 
     def list_cluster(self, kind: str) -> list[Mapping[str, Any]]:
         """Cluster-scoped objects of ``kind`` (Namespaces, ...): every object of the kind."""

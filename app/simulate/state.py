@@ -28,6 +28,8 @@ from app.api.objects import (
     parse_pod,
     parse_priority_class,
 )
+from app.api.resource import API_VERSION as RESOURCE_API_VERSION
+from app.framework.dra import DRA_KINDS
 from app.scheduler.scheduler import ClusterObjects
 
 __all__ = [
@@ -299,6 +301,10 @@ def parse_state(text: str, path: str = "<state>") -> ClusterState:
                         raise duplicate(where, "metadata.name", pc.name, seen_classes[pc.name])
                     seen_classes[pc.name] = doc.where
                     state.priority_classes.append(pc)
+                # --- DynamicResources (issue 19): resource.k8s.io/v1 objects, parsed as they are added.
+                elif api_version == RESOURCE_API_VERSION and kind in DRA_KINDS:
+                    state.objects.add(doc.raw)
+                    state.other_objects.append(doc.raw)
                 else:
                     state.objects.add(doc.raw)
                     state.other_objects.append(doc.raw)

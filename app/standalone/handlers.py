@@ -7,6 +7,7 @@
   pod (a bind, by us or anyone) removes it from the queue and adds it to the cache.
 - Pods of other schedulers are cached once assigned (they use capacity) and never scheduled.
 - Other kinds (Services, ReplicaSets, PodDisruptionBudgets, ...) go to the engine's objects.
+- DRA kinds (resource.k8s.io/v1) go there too, parsed by its DRA store, whose changes move pods.
 """
 
 from __future__ import annotations
@@ -26,12 +27,14 @@ from app.backend.queue.events import (
     pod_scheduling_properties_change,
 )
 from app.backend.queue.scheduling_queue import PriorityQueue
+from app.framework.events import DEVICE_CLASS, RESOURCE_CLAIM, RESOURCE_SLICE, ActionType, ClusterEvent
 from app.kube.client import KubeClient
+from app.kube.dra import DRA_RESOURCES
 from app.kube.handlers import OBJECT_RESOURCES, ObjectHandler, decode_node, decode_pod
 from app.kube.informer import NODES, PODS, InformerSet
 from app.scheduler.scheduler import ClusterObjects, Engine
 
-__all__ = ["QueueNodeHandler", "QueuePodHandler", "scheduler_informers"]
+__all__ = ["QueueNodeHandler", "QueuePodHandler", "dra_queue_listener", "scheduler_informers"]
 
 
 class QueueNodeHandler:
@@ -210,4 +213,29 @@ def scheduler_informers(
     informers.add(PODS, TimedHandler(QueuePodHandler(engine, queue, on_deleted)), decode_pod)
     for rtype in OBJECT_RESOURCES:
         informers.add(rtype, ObjectHandler(objects, rtype.kind))
+    # --- DynamicResources (issue 19): resource.k8s.io/v1 objects, and their events for the queue.
+    for rtype in DRA_RESOURCES:
+        informers.add(rtype, ObjectHandler(objects, rtype.kind))
+    objects.dra.listeners.append(dra_queue_listener(queue))
     return informers
+
+
+_DRA_EVENT_RESOURCES = {
+    "ResourceClaim": RESOURCE_CLAIM,
+    "DeviceClass": DEVICE_CLASS,
+    "ResourceSlice": RESOURCE_SLICE,
+}
+
+
+def dra_queue_listener(queue: PriorityQueue) -> Callable[[str, Any, Any], None]:
+    """A DRA store listener moving the pods a ResourceClaim, DeviceClass or ResourceSlice change may
+    help (kube-scheduler's event handlers for those informers)."""
+
+    def on_change(kind: str, old: Any, new: Any) -> None:
+        resource = _DRA_EVENT_RESOURCES.get(kind)
+        if resource is None:
+            return
+        action = ActionType.ADD if old is None else ActionType.DELETE if new is None else ActionType.UPDATE
+        queue.move_all_to_active_or_backoff_queue(ClusterEvent(resource, action), old, new)
+
+    return on_change

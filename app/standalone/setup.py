@@ -24,6 +24,7 @@ from app.config.types import SchedulerConfiguration
 from app.framework.registry import Registry
 from app.kube.actions import ApiBinder, ApiClusterActions
 from app.kube.client import KubeClient
+from app.kube.dra import ApiClaimWriter
 from app.kube.events import EventBroadcaster
 from app.kube.extender import build_extenders
 from app.kube.informer import PODS, InformerSet
@@ -109,6 +110,7 @@ def setup(cfg: SchedulerConfiguration, registry: Registry, options: Options) -> 
     recorders = {p.scheduler_name: broadcaster.recorder(p.scheduler_name) for p in cfg.profiles}
     status = PodStatusWriter(client)
     objects = ClusterObjects()
+    objects.dra.writer = ApiClaimWriter(client)  # DynamicResources' PreBind/PostFilter/Unreserve writes
     actions = ApiClusterActions(client, lambda pod: recorders.get(pod.scheduler_name), status)
     engine = Engine(
         cfg,

@@ -95,7 +95,7 @@ def test_simulate_json_exact_fit_error(capsys: pytest.CaptureFixture[str]) -> No
         "0/4 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector, "
         "1 node(s) had untolerated taint(s), 1 node(s) were unschedulable. "
         # The cpu request exceeds the node's allocatable (UnschedulableAndUnresolvable): no preemption helps.
-        "preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
+        "no new claims to deallocate, preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from app.kube.client import KubeClient, KubeError
+from app.kube.dra import DRA_RESOURCES
 from app.kube.handlers import OBJECT_RESOURCES
 from app.kube.informer import NODES, PODS, ResourceType
 from app.kube.leasecandidate import LEASE_CANDIDATES_API
@@ -110,8 +111,8 @@ def informer_capabilities(kinds: Iterable[ResourceType]) -> list[Capability]:
     return out
 
 
-INFORMER_KINDS: tuple[ResourceType, ...] = (NODES, PODS, *OBJECT_RESOURCES)
-"""What both faces watch: nodes, pods and the kinds the plugins read."""
+INFORMER_KINDS: tuple[ResourceType, ...] = (NODES, PODS, *OBJECT_RESOURCES, *DRA_RESOURCES)
+"""What both faces watch: nodes, pods and the kinds the plugins read (DynamicResources' too)."""
 
 _POD = "/api/v1/namespaces/{ns}/pods/" + MISSING
 _BINDING = {
@@ -121,6 +122,13 @@ _BINDING = {
     "target": {"apiVersion": "v1", "kind": "Node", "name": "node"},
 }
 _EVENTS = "/apis/events.k8s.io/v1/namespaces/{ns}/events"
+_CLAIM = "/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims/" + MISSING
+_CLAIM_BODY = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "ResourceClaim",
+    "metadata": {"name": MISSING},
+    "spec": {"devices": {"requests": []}},
+}
 _LEASES = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
 
 
@@ -229,6 +237,20 @@ STANDALONE: list[Capability] = [
         "events",
         "patch",
         _call("PATCH", _EVENTS + "/" + MISSING, {"series": {"count": 2}}, _DRY_RUN, _STRATEGIC),
+    ),
+    Capability(
+        "DynamicResources PreBind: add the finalizer to a claim it allocates",
+        "resource.k8s.io",
+        "resourceclaims",
+        "update",
+        _call("PUT", _CLAIM, _CLAIM_BODY, _DRY_RUN),
+    ),
+    Capability(
+        "DynamicResources: write a claim's allocation and reservation, deallocate, unreserve",
+        "resource.k8s.io",
+        "resourceclaims/status",
+        "update",
+        _call("PUT", _CLAIM + "/status", _CLAIM_BODY, _DRY_RUN),
     ),
     *DELEGATED_AUTH,
     Capability(

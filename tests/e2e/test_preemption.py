@@ -373,9 +373,11 @@ FIT_MESSAGE = re.compile(
 """The FitError of a preemptor whose preemption succeeded: no "preemption:" part, as in
 kube-scheduler, where the PostFilter's Success status has no message."""
 RETRY_MESSAGE = re.compile(
-    FIT_MESSAGE.pattern + r" preemption: not eligible due to a terminating pod on the nominated node\."
+    FIT_MESSAGE.pattern
+    + r" no new claims to deallocate, preemption: not eligible due to a terminating pod on the nominated node\."
 )
-"""The FitError of a retry while a victim on the nominated node is still terminating."""
+"""The FitError of a retry while a victim on the nominated node is still terminating (DynamicResources'
+PostFilter reason first, as kube-scheduler writes it)."""
 
 
 def test_high_priority_pod_preempts_the_least_important_pods(
@@ -508,12 +510,6 @@ def test_pdb_protected_pod_is_not_chosen_while_another_candidate_exists(
     assert events(cluster, "protected", "Preempted") == []
 
 
-DRA_POSTFILTER_REASON = "no new claims to deallocate, "
-"""kube-scheduler's DynamicResources PostFilter (before DefaultPreemption in the default profile)
-rejects every pod without claims with this reason, which starts the PostFilter message whenever
-preemption does not succeed. berth has no DynamicResources plugin yet, so its messages lack it."""
-
-
 def settled_failure(cluster: Cluster, pod: str, num_nodes: int) -> tuple[str, str, str]:
     """``(event message, condition reason, condition message)`` of ``pod``'s failure on all
     ``num_nodes`` nodes: a FailedScheduling event counting them and the PodScheduled=False condition
@@ -545,11 +541,9 @@ def test_fit_error_messages_match_kube_scheduler(
     full with an equal-priority pod ("No preemption victims found for incoming pod"), a node the pods'
     node selector rejects ("Preemption is not helpful for scheduling"); and a pod whose PriorityClass has
     preemptionPolicy Never ("not eligible due to preemptionPolicy=Never."). In-tree filters reject
-    every node, so kube-scheduler never asks its extender about these pods.
-
-    Compared without kube-scheduler's DynamicResources PostFilter reason, which berth cannot give
-    yet (:data:`DRA_POSTFILTER_REASON`); that remaining difference makes the test XFAIL, after
-    every other comparison passed.
+    every node, so kube-scheduler never asks its extender about these pods. Both start the
+    PostFilter part with DynamicResources' "no new claims to deallocate" (it runs before
+    DefaultPreemption and the pods have no claims).
     """
     full = cluster.create_node("full", cpu="2")
     cluster.create_node("elsewhere", cpu="2", labels={TEST_LABEL: "another-test"})  # fails the selector
@@ -565,17 +559,13 @@ def test_fit_error_messages_match_kube_scheduler(
     for said in (*berth_says.values(), *kube_says.values()):
         assert said[1:] == ("Unschedulable", said[0])
 
-    without_dra = {case: said[0].replace(DRA_POSTFILTER_REASON, "") for case, said in kube_says.items()}
-    assert {case: said[0] for case, said in berth_says.items()} == without_dra
+    assert berth_says == kube_says
     equal, never = berth_says["equal"][0], berth_says["never"][0]
     assert " preemption: 0/" in equal and "1 No preemption victims found for incoming pod" in equal, equal
     assert equal.endswith(" Preemption is not helpful for scheduling."), equal
-    assert never.endswith(" preemption: not eligible due to preemptionPolicy=Never."), never
-    if berth_says != kube_says:
-        pytest.xfail(
-            f"berth lacks kube-scheduler's DynamicResources PostFilter reason {DRA_POSTFILTER_REASON!r}: "
-            f"berth {berth_says['never'][0]!r}, kube-scheduler {kube_says['never'][0]!r}"
-        )
+    assert never.endswith(
+        " no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never."
+    ), never
 
 
 # --- a stock kube-scheduler with berth's preemptVerb ------------------------------------------------

@@ -383,3 +383,30 @@ def test_the_mapping_keeps_order_and_uses_the_top_of_the_range(totals: list[int]
     for (ta, sa), (tb, sb) in itertools.product(zip(totals, scores, strict=True), repeat=2):
         if ta > tb:
             assert sa >= sb
+
+
+def test_filter_applies_dynamic_resources() -> None:
+    """/filter runs DynamicResources: only the node whose ResourceSlice has a free device of the
+    claim's class passes, the other gets kube-scheduler's reason."""
+    from app.scheduler.scheduler import ClusterObjects
+    from plugins.dra_helpers import claim_raw, dev, exact, slice_raw
+
+    registry = in_tree_registry()
+    objects = ClusterObjects()
+    objects.add(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu"},
+            "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]},
+        }
+    )
+    objects.add(slice_raw("n1-gpus", "n1", "n1", "gpu.example.com", dev("gpu-0")))
+    objects.add(claim_raw("c", exact("gpu", "gpu")))
+    engine = Engine(load_config(None, registry), registry, objects=objects)
+    for name in ("n1", "n2"):
+        engine.cache.add_node(make_node(name, {"cpu": "4", "memory": "8Gi", "pods": "110"}))
+    pod = make_pod("web", ONE_CPU, resourceClaims=[{"name": "gpu", "resourceClaimName": "c"}])
+    result = ExtenderService(engine).filter(ExtenderArgs(pod, None, ["n1", "n2"]))
+    assert result.node_names == ["n1"]
+    assert {**result.failed, **result.unresolvable} == {"n2": "cannot allocate all claims"}

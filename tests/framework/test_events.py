@@ -199,9 +199,13 @@ def test_framework_hint_map_unrolls_plugins_without_enqueue_extensions() -> None
     }
 
 
+# How a generic Update registration prints: every specific update bit.
+_EVERY_UPDATE = "UPDATE_NODE_ALLOCATABLE|UPDATE_NODE_LABEL|UPDATE_NODE_TAINT|UPDATE_NODE_CONDITION|UPDATE_NODE_ANNOTATION|UPDATE_NODE_DECLARED_FEATURE|UPDATE_POD_LABEL|UPDATE_POD_SCALE_DOWN|UPDATE_POD_TOLERATION|UPDATE_POD_SCHEDULING_GATES_ELIMINATED|UPDATE_POD_GENERATED_RESOURCE_CLAIM"
+
+
 def test_default_profile_hint_map() -> None:
-    """Every in-tree plugin's EventsToRegister as in v1.36.3 with QueueingHints on (berth has no DRA,
-    so NodeResourcesFit's DeviceClass event is absent), plus the UpdateNodeTaint workaround."""
+    """Every in-tree plugin's EventsToRegister as in v1.36.3 with QueueingHints on (berth has no DRAExtendedResource
+    yet, so NodeResourcesFit's DeviceClass event is absent), plus the UpdateNodeTaint workaround."""
     registry = in_tree_registry()
     engine = Engine(load_config(None, registry), registry)
     plugins = _hint_plugins(engine.profiles["default-scheduler"].queueing_hint_map())
@@ -211,8 +215,10 @@ def test_default_profile_hint_map() -> None:
         "Pod/UPDATE_POD_TOLERATION": ["NodeUnschedulable", "TaintToleration"],
         "Node/ADD": ["NodeName", "NodePorts"],
         "Node/UPDATE_NODE_TAINT": [
+            "DynamicResources",
             "InterPodAffinity",
             "NodeAffinity",
+            "NodeDeclaredFeatures",
             "NodeName",
             "NodePorts",
             "NodeResourcesFit",
@@ -224,4 +230,11 @@ def test_default_profile_hint_map() -> None:
         "Pod/ADD|DELETE|UPDATE_POD_LABEL|UPDATE_POD_TOLERATION": ["PodTopologySpread"],
         "Node/ADD|DELETE|UPDATE_NODE_LABEL|UPDATE_NODE_TAINT": ["PodTopologySpread"],
         "Pod/ADD|DELETE|UPDATE_POD_LABEL": ["InterPodAffinity"],
+        "Node/ADD|UPDATE_NODE_DECLARED_FEATURE": ["NodeDeclaredFeatures"],
+        "Pod/UPDATE": ["NodeDeclaredFeatures"],
+        "Node/ADD|UPDATE_NODE_ALLOCATABLE|UPDATE_NODE_LABEL": ["DynamicResources"],
+        f"resource.k8s.io/ResourceClaim/ADD|{_EVERY_UPDATE}": ["DynamicResources"],
+        "Pod/UPDATE_POD_GENERATED_RESOURCE_CLAIM": ["DynamicResources"],
+        f"resource.k8s.io/DeviceClass/ADD|{_EVERY_UPDATE}": ["DynamicResources"],
+        f"resource.k8s.io/ResourceSlice/ADD|{_EVERY_UPDATE}": ["DynamicResources"],
     }

@@ -272,7 +272,7 @@ def test_fit_error_message_with_preemption_part() -> None:
     attempt = e.schedule_one(pod("p", "1", HIGH))
     assert attempt.message == (
         "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint(s). "
-        "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
+        "no new claims to deallocate, preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
         "2 Preemption is not helpful for scheduling."
     )
     assert attempt.nominated_node is None and attempt.victims == []
@@ -318,7 +318,9 @@ def test_not_eligible_keeps_the_nomination_and_reports_the_reason() -> None:
     e = engine([node("n1", cpu="1")], [pod("low", "1", LOW, "n1")])
     p = pod("p", "1", HIGH, preemptionPolicy="Never")
     attempt = e.schedule_one(p)
-    assert attempt.message.endswith(". preemption: not eligible due to preemptionPolicy=Never.")
+    assert attempt.message.endswith(
+        ". no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never."
+    )
     assert attempt.nominated_node is None and e.cache.get_pod("uid-default-low") is not None
 
 

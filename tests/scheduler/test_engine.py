@@ -61,6 +61,32 @@ def cpu_pod(name: str, cpu: str, **spec: Any) -> Pod:
 # --- the scheduling cycle with real plugins ----------------------------------------------------------
 
 
+def test_unresolvable_pre_filter_rejection_leaves_dynamic_resources_without_state() -> None:
+    """kube-scheduler's RunPreFilterPlugins returns at an UnschedulableAndUnresolvable PreFilter
+    (NodeAffinity's conflicting metadata.name terms here), so DynamicResources' PreFilter, later in
+    the profile, never writes its state; RunPostFilterPlugins then stops at its PostFilter's Error
+    ("not found") and DefaultPreemption never runs: that is the whole post-filter message."""
+    e = engine([node("a"), node("b")])
+    conflicting = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchFields": [
+                            {"key": "metadata.name", "operator": "In", "values": ["a"]},
+                            {"key": "metadata.name", "operator": "In", "values": ["b"]},
+                        ]
+                    }
+                ]
+            }
+        }
+    }
+    attempt = e.schedule_one(cpu_pod("p", "1", affinity=conflicting))
+    assert attempt.status == "Unschedulable"
+    assert attempt.message == "0/2 nodes are available: pod affinity terms conflict. not found"
+    assert attempt.victims == []
+
+
 def test_four_node_failure_message() -> None:
     e = engine(
         [
@@ -79,7 +105,7 @@ def test_four_node_failure_message() -> None:
     assert attempt.message == (
         "0/4 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector, "
         "1 node(s) had untolerated taint(s), 1 node(s) were unschedulable. "
-        "preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
+        "no new claims to deallocate, preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
     )
     assert attempt.num_all_nodes == 4
     assert attempt.diagnosis.unschedulable_plugins == {
@@ -98,7 +124,7 @@ def test_placements_follow_consumed_capacity() -> None:
     assert [a.status for a in placements] == ["Scheduled", "Scheduled", "Scheduled", "Unschedulable"]
     assert {a.node for a in placements[:3]} == {"a", "b", "c"}
     assert placements[3].message == (
-        "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+        "0/3 nodes are available: 3 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
     )
     assert e.cache.pod_count == 3 and e.cache.assumed_count == 0  # bound pods are confirmed
     for a in placements[:3]:
@@ -114,7 +140,7 @@ def test_least_allocated_prefers_the_emptier_node() -> None:
     rest = [e.schedule_one(cpu_pod(f"p{i}", "900m")) for i in range(3, 6)]
     assert sorted(a.node or "-" for a in rest[:2]) == ["big", "small"]
     assert rest[2].message == (
-        "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+        "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
     )
 
 

@@ -58,7 +58,7 @@ def test_anti_affinity_group_runs_out_of_nodes() -> None:
     assert records[3].status == "Unschedulable"
     assert records[3].message == (
         "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. "
-        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+        "no new claims to deallocate, preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
     )
 
 
@@ -81,7 +81,7 @@ def test_existing_pods_anti_affinity_rejects_matching_newcomers() -> None:
     assert (
         record.message
         == "0/1 nodes are available: 1 node(s) didn't satisfy existing pods anti-affinity rules. "
-        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+        "no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     )
 
 
@@ -99,7 +99,7 @@ def test_affinity_without_a_peer_is_unresolvable() -> None:
     assert record.status == "Unschedulable"
     assert record.message == (
         "0/2 nodes are available: 2 node(s) didn't match pod affinity rules. "
-        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+        "no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
 
 
@@ -157,6 +157,6 @@ def test_example_runs() -> None:
     ]
     assert pods[3]["message"] == (
         "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. "
-        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+        "no new claims to deallocate, preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
     )
     assert pods[4]["node"] == "n3"

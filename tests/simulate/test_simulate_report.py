@@ -61,7 +61,7 @@ def test_json_shape_exactly() -> None:
         "pod": "default/big",
         "node": None,
         "status": "Unschedulable",
-        "message": "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+        "message": "0/3 nodes are available: 3 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
         "feasibleNodes": 0,
         "evaluatedNodes": 3,
         "nominatedNode": None,
@@ -123,7 +123,7 @@ def test_table_is_aligned_and_readable() -> None:
     big, web, gated = lines[1:]
     assert big.split()[:3] == ["default/big", "Unschedulable", "<none>"]
     # The FitError is longer than the 120 columns allow: the table cuts it, -o wide keeps it whole.
-    full = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    full = "0/3 nodes are available: 3 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     assert len(big) == 120 and big.endswith("…")
     assert full.startswith(big[lines[0].index("REASON") : -1])
     assert format_table(result, wide=True).splitlines()[1].endswith(full)

@@ -50,7 +50,7 @@ def test_placements_evolve_as_pods_are_bound() -> None:
         ("second", "Unschedulable", None),
     ]
     assert result.records[1].message == (
-        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     )
 
 
@@ -116,7 +116,7 @@ def test_exact_fit_error_for_four_nodes() -> None:
     assert big.message == (
         "0/4 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector, "
         "1 node(s) had untolerated taint(s), 1 node(s) were unschedulable. "
-        "preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
+        "no new claims to deallocate, preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
     )
     assert (big.feasible_nodes, big.evaluated_nodes) == (0, 4)
     assert {name: (s.plugin, s.reasons) for name, s in big.filter.items()} == {
@@ -159,7 +159,7 @@ def test_prefilter_narrowing_lists_excluded_nodes() -> None:
     assert record.status == "Unschedulable"
     assert record.message == (
         "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]. "
-        "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+        "no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     )
     assert record.evaluated_nodes == 1
     assert {n: s.reasons for n, s in record.filter.items()} == {
@@ -194,7 +194,7 @@ def test_prefilter_rejection_lists_every_node() -> None:
     [record] = run_simulation(state, new_engine(state, cfg, registry, 1)).records
     assert record.status == "Unschedulable"
     assert record.message == (
-        "0/2 nodes are available: no pod is welcome. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+        "0/2 nodes are available: no pod is welcome. no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
     assert (record.feasible_nodes, record.evaluated_nodes) == (0, 2)
     assert {n: (s.plugin, s.code, s.reasons) for n, s in record.filter.items()} == {

@@ -116,7 +116,7 @@ def test_do_not_schedule_skew_fit_error() -> None:
     assert records[1].message == (
         "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
         "2 node(s) didn't match pod topology spread constraints. "
-        "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod."
+        "no new claims to deallocate, preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod."
     )
     assert {n: s.plugin for n, s in records[1].filter.items()} == {
         "n1": "PodTopologySpread",
@@ -166,7 +166,7 @@ def test_min_domains_and_node_affinity_policy_fit_error() -> None:
     assert records[2].message == (
         "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
         "2 node(s) didn't match pod topology spread constraints. "
-        "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod."
+        "no new claims to deallocate, preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod."
     )
 
 
@@ -181,7 +181,7 @@ def test_spread_zones_example() -> None:
     assert pods["db-2"]["message"] == (
         "0/6 nodes are available: 2 node(s) didn't match pod topology spread constraints, "
         "4 node(s) didn't match Pod's node affinity/selector. "
-        "preemption: 0/6 nodes are available: 2 No preemption victims found for incoming pod, 4 Preemption is not helpful for scheduling."
+        "no new claims to deallocate, preemption: 0/6 nodes are available: 2 No preemption victims found for incoming pod, 4 Preemption is not helpful for scheduling."
     )
     assert warnings == [
         f"{EXAMPLES / 'spread-zones.yaml'}: 1 StatefulSet object(s) not simulated (kept for plugins that read them)"

@@ -30,7 +30,7 @@ def test_a_failed_attempt_lists_every_node_with_its_rejecting_plugin() -> None:
     assert trace["status"] == "Unschedulable"
     assert trace["message"] == (
         "0/2 nodes are available: 2 Insufficient cpu. "
-        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+        "no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
     assert trace["attempts"] == 3
     assert {n: v["plugin"] for n, v in trace["filter"].items()} == {

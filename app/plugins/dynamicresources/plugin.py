@@ -1,0 +1,640 @@
+"""DynamicResources (``plugins/dynamicresources/dynamicresources.go``, v1.36.3): DRA with structured
+parameters.
+
+- PreEnqueue: every ResourceClaim of the pod exists (a template's claim once the resourceclaim
+  controller made it), is not being deleted, and a generated claim belongs to the pod.
+- PreFilter: claims allocated elsewhere and reserved for other pods are "in use"; an allocated
+  claim narrows the nodes to its node selector; unallocated claims need existing DeviceClasses
+  and get an allocator over every ResourceSlice and the devices already allocated (in flight too).
+- Filter: the structured allocator finds devices for the pending claims on the node.
+- PostFilter: deallocates a claim that is only in the pod's way ("deallocation of ResourceClaim
+  completed"), else says "no new claims to deallocate" (a pod without claims) or "still not
+  schedulable". Its reason joins DefaultPreemption's in every FitError, as in kube-scheduler.
+- Score: with firstAvailable, nodes where an earlier (preferred) subrequest fits score higher.
+- Reserve/Unreserve: the chosen node's allocations are in flight, so no device is handed out twice.
+- PreBind: ``status.allocation`` (with the finalizer) and ``status.reservedFor``, then waits for
+  devices' binding conditions up to ``bindingTimeout``.
+
+Left out, as documented in docs/dra.md: DRAExtendedResource (extended resources backed by a
+DeviceClass), the alpha DRAWorkloadResourceClaims, DRANodeAllocatableResources and
+DRADeviceTaintRules, and CEL cost limits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from app import featuregates
+from app.api.objects import Pod
+from app.api.resource import (
+    FINALIZER,
+    FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE,
+    ConsumerReference,
+    ResourceClaim,
+    parse_resource_claim,
+)
+from app.api.selectors import NodeSelector
+from app.framework.cycle_state import CycleState, StateData
+from app.framework.dra import ClaimWriteError, DRAStore
+from app.framework.events import (
+    DEVICE_CLASS,
+    NODE,
+    POD,
+    RESOURCE_CLAIM,
+    RESOURCE_SLICE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    HintError,
+    QueueingHint,
+    as_pods,
+)
+from app.framework.interfaces import (
+    MAX_NODE_SCORE,
+    EnqueueExtensions,
+    FilterPlugin,
+    Handle,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
+from app.framework.status import Code, NodeToStatus, Status, error, skip, unresolvable
+from app.framework.types import NodeInfo
+from app.plugins.dynamicresources.allocator import (
+    AllocationError,
+    AllocationTimeout,
+    Allocator,
+    FailedOnNode,
+    Features,
+    Solution,
+)
+from app.plugins.dynamicresources.args import DynamicResourcesArgs
+from app.plugins.dynamicresources.cel import CelCache
+from app.plugins.helper.normalize_score import default_normalize_score
+
+NAME = "DynamicResources"
+STATE_KEY = NAME
+
+# PostFilter's texts (kube-scheduler's, verbatim).
+NO_NEW_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
+DEALLOCATION_COMPLETED = "deallocation of ResourceClaim completed"
+STILL_NOT_SCHEDULABLE = "still not schedulable"
+RESOURCECLAIM_IN_USE = "resourceclaim in use"
+NOT_AVAILABLE_ON_NODE = "resourceclaim not available on the node"
+CANNOT_ALLOCATE_ALL_CLAIMS = "cannot allocate all claims"
+ERR_CLAIM_NOT_CREATED = "ResourceClaim not created yet"
+ERR_API_UNSUPPORTED = "none of the supported fields are set"
+
+BINDING_POLL_SECONDS = 5.0
+
+
+def allocator_features() -> Features:
+    """``AllocatorFeatures``: the allocator's features from the process's gates."""
+    on = featuregates.DEFAULT.enabled
+    return Features(
+        admin_access=on("DRAAdminAccess"),
+        prioritized_list=on("DRAPrioritizedList"),
+        partitionable_devices=on("DRAPartitionableDevices"),
+        device_taints=on("DRADeviceTaints"),
+        device_binding_and_status=on("DRADeviceBindingConditions") and on("DRAResourceClaimDeviceStatus"),
+        consumable_capacity=on("DRAConsumableCapacity"),
+    )
+
+
+class ClaimLookupError(Exception):
+    """A claim of the pod is missing, being deleted or not the pod's (kube's error text)."""
+
+
+@dataclass(slots=True)
+class _ClaimInfo:
+    """``informationForClaim``."""
+
+    available_on_nodes: NodeSelector | None = None
+    allocation: dict[str, Any] | None = None  # the allocation chosen in Reserve
+
+
+class _State(StateData):
+    """``stateData``: shared by the clones of one cycle, as in kube (Clone returns itself)."""
+
+    def __init__(self) -> None:
+        self.claims: list[ResourceClaim] = []
+        self.allocator: Allocator | None = None
+        self.infos: list[_ClaimInfo] = []
+        self.unavailable_claims: set[int] = set()
+        self.node_allocations: dict[str, Solution] = {}
+        self.lock = threading.Lock()
+
+    def to_allocate(self) -> list[tuple[int, ResourceClaim]]:
+        return [(i, c) for i, c in enumerate(self.claims) if c.allocation is None]
+
+
+class DynamicResources(
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    FilterPlugin,
+    PostFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+    ReservePlugin,
+    PreBindPlugin,
+    EnqueueExtensions,
+):
+    """Allocates devices for a pod's ResourceClaims with the structured allocator."""
+
+    name: ClassVar[str] = NAME
+    args_type: ClassVar[Any] = DynamicResourcesArgs
+    normalizes: ClassVar[bool] = True
+
+    def __init__(
+        self, args: DynamicResourcesArgs | None, handle: Handle, store: DRAStore | None = None
+    ) -> None:
+        super().__init__(args, handle)
+        self.args = args or DynamicResourcesArgs()
+        # The engine's ClusterObjects carries the DRA store; a handle without one (unit tests of other
+        # plugins) sees an empty store, so pods without claims are unaffected.
+        self.store: DRAStore = store or getattr(handle.objects, "dra", None) or DRAStore()
+        self.cel_cache = CelCache()
+        self.prioritized_list = featuregates.DEFAULT.enabled("DRAPrioritizedList")
+        self.binding_conditions = featuregates.DEFAULT.enabled(
+            "DRADeviceBindingConditions"
+        ) and featuregates.DEFAULT.enabled("DRAResourceClaimDeviceStatus")
+        self.filter_timeout = (
+            self.args.filter_timeout if featuregates.DEFAULT.enabled("DRASchedulerFilterTimeout") else None
+        )
+        self.binding_timeout = self.args.binding_timeout or 600.0
+
+    # --- claims of a pod ------------------------------------------------------------------------------
+
+    def pod_claims(self, pod: Pod) -> list[tuple[str, ResourceClaim]]:
+        """``foreachPodResourceClaim``: the pod's claims (pod claim name, claim); ClaimLookupError."""
+        out = []
+        for ref in pod.resource_claims.claims:
+            must_check_owner = False
+            if ref.resource_claim_name:
+                claim_name: str | None = ref.resource_claim_name
+            elif ref.resource_claim_template_name:
+                found, claim_name = pod.resource_claims.generated_name(ref.name)
+                if not found:
+                    raise ClaimLookupError(f'pod "{pod.namespace}/{pod.name}": {ERR_CLAIM_NOT_CREATED}')
+                must_check_owner = True
+            else:
+                raise ClaimLookupError(
+                    f'pod "{pod.namespace}/{pod.name}", spec.resourceClaim "{ref.name}": {ERR_API_UNSUPPORTED}'
+                )
+            if not claim_name:
+                continue  # the controller decided the pod needs no claim for this entry
+            claim = self.store.get_claim(pod.namespace, claim_name)
+            if claim is None:
+                raise ClaimLookupError(f'could not find ResourceClaim "{pod.namespace}/{claim_name}"')
+            if claim.deletion_timestamp:
+                raise ClaimLookupError(f'resourceclaim "{claim.name}" is being deleted')
+            if must_check_owner:
+                if claim.namespace != pod.namespace:
+                    raise ClaimLookupError(
+                        f"ResourceClaim {claim.key} is not in the same namespace as Pod {pod.key}"
+                    )
+                if claim.controller_uid != pod.uid:
+                    raise ClaimLookupError(
+                        f"ResourceClaim {claim.key} was not created for Pod {pod.key} (Pod is not owner)"
+                    )
+            out.append((ref.name, claim))
+        return out
+
+    # --- PreEnqueue ---------------------------------------------------------------------------------
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        """Keep the pod out of the active queue until all its claims exist."""
+        if not pod.resource_claims.claims:
+            return None
+        try:
+            self.pod_claims(pod)
+        except ClaimLookupError as err:
+            return unresolvable(str(err))
+        return None
+
+    # --- events ---------------------------------------------------------------------------------------
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """kube's registrations with QueueingHints on (node taints are NodeUnschedulable's business)."""
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(
+                    NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE
+                )
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE),
+                self.is_schedulable_after_claim_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
+                self.is_schedulable_after_pod_change,
+            ),
+            ClusterEventWithHint(ClusterEvent(DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
+            ClusterEventWithHint(ClusterEvent(RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)),
+        ]
+
+    def is_schedulable_after_claim_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        """A claim of the pod created or changed in status, or any claim deallocated."""
+        for obj in (old, new):
+            if obj is not None and not isinstance(obj, ResourceClaim):
+                raise HintError(f"expected a ResourceClaim, got {type(obj).__name__}")
+        assert isinstance(new, ResourceClaim)
+        original = old if isinstance(old, ResourceClaim) else None
+        try:
+            uses_claim = any(c.uid == new.uid for _, c in self.pod_claims(pod))
+        except ClaimLookupError:
+            return QueueingHint.QUEUE_SKIP
+        if original is not None and original.allocation is not None and new.allocation is None:
+            return QueueingHint.QUEUE  # devices were freed
+        if not uses_claim:
+            return QueueingHint.QUEUE_SKIP
+        if original is None:
+            return QueueingHint.QUEUE
+        if (original.raw.get("status") or {}) == (new.raw.get("status") or {}):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    def is_schedulable_after_pod_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        """The pod itself got its generated claims recorded."""
+        _, modified = as_pods(None, new)
+        if modified is None or modified.uid != pod.uid:
+            return QueueingHint.QUEUE_SKIP
+        try:
+            self.pod_claims(modified)
+        except ClaimLookupError:
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    # --- PreFilter -------------------------------------------------------------------------------------
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        """Collect the pod's claims and prepare the allocator for those not allocated yet."""
+        s = _State()
+        state.write(STATE_KEY, s)
+        if not pod.resource_claims.claims:
+            return None, skip()
+        try:
+            claims = [claim for _, claim in self.pod_claims(pod)]
+        except ClaimLookupError as err:
+            return None, unresolvable(str(err))
+        if not claims:
+            return None, skip()
+        s.infos = [_ClaimInfo() for _ in claims]
+        to_allocate = 0
+        for index, claim in enumerate(claims):
+            if claim.allocation is not None:
+                if claim.allocation.node_selector is not None:
+                    s.infos[index].available_on_nodes = claim.allocation.node_selector
+                continue
+            to_allocate += 1
+            if self.store.pending_allocation(claim.uid) is not None:
+                return None, unresolvable(f"resource claim {claim.key} is in the process of being allocated")
+            for request in claim.requests:
+                if request.exactly is not None:
+                    status = self._validate_device_class(request.exactly.device_class_name, request.name)
+                elif request.first_available:
+                    if not self.prioritized_list:
+                        return None, unresolvable(
+                            f"resource claim {claim.key}, request {request.name}: has subrequests, "
+                            "but the DRAPrioritizedList feature is disabled"
+                        )
+                    status = None
+                    for sub in request.first_available:
+                        status = status or self._validate_device_class(
+                            sub.device_class_name, f"{request.name}/{sub.name}"
+                        )
+                else:
+                    status = unresolvable(
+                        f"resource claim {claim.key}, request {request.name}: unknown request type"
+                    )
+                if status is not None:
+                    return None, status
+        if to_allocate:
+            slices, pool_cache = self.store.slices_and_pool_cache()
+            s.allocator = Allocator(
+                allocator_features(),
+                self.store.allocated_state(),
+                self.store.get_class,
+                slices,
+                self.cel_cache,
+                pool_cache=pool_cache,
+            )
+        s.claims = claims
+        return None, None
+
+    def _validate_device_class(self, class_name: str, request_name: str) -> Status | None:
+        if not class_name:
+            return error(f"request {request_name}: unsupported request type")
+        if self.store.get_class(class_name) is None:
+            return unresolvable(f"request {request_name}: device class {class_name} does not exist")
+        return None
+
+    # --- Filter ------------------------------------------------------------------------------------------
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        """Allocate the pending claims' devices on this node; check the allocated claims fit it."""
+        s = state.get(STATE_KEY)
+        if not isinstance(s, _State):
+            return error("not found")
+        if not s.claims:
+            return None
+        node = node_info.node
+        if node is None:
+            return error("node not found")
+        unavailable = []
+        for index, claim in enumerate(s.claims):
+            selector = s.infos[index].available_on_nodes
+            if selector is not None and not selector.matches(node.name, node.labels):
+                unavailable.append(index)
+                continue
+            if claim.allocation is None:
+                continue
+            if self.binding_conditions:
+                try:
+                    ready = claim_ready_for_binding(claim)
+                except ClaimWriteError:
+                    unavailable.append(index)
+                    continue
+                if not ready and self._claim_timed_out(claim):
+                    unavailable.append(index)
+        allocations: Solution | None = None
+        if s.allocator is not None:
+            claims_to_allocate = [c for _, c in s.to_allocate()]
+            deadline = time.monotonic() + self.filter_timeout if self.filter_timeout else None
+            try:
+                allocations = s.allocator.allocate(node, claims_to_allocate, deadline)
+            except AllocationTimeout:
+                return error(f"node {node.name}: timed out trying to allocate devices")
+            except FailedOnNode as err:
+                return unresolvable(str(err))
+            except AllocationError as err:
+                return error(str(err))
+            if allocations is None or len(allocations) != len(claims_to_allocate):
+                return unresolvable(CANNOT_ALLOCATE_ALL_CLAIMS)
+        if unavailable:
+            with s.lock:
+                s.unavailable_claims.update(unavailable)
+            return unresolvable(NOT_AVAILABLE_ON_NODE)
+        if allocations is not None:
+            with s.lock:
+                s.node_allocations[node.name] = allocations
+        return None
+
+    def _claim_timed_out(self, claim: ResourceClaim) -> bool:
+        """``isClaimTimeout``: allocated longer ago than bindingTimeout, binding conditions unmet."""
+        allocation = claim.allocation
+        if allocation is None or not allocation.allocation_timestamp:
+            return False
+        if not any(r.binding_conditions for r in allocation.results):
+            return False
+        return parse_time(allocation.allocation_timestamp) + self.binding_timeout < time.time()
+
+    # --- PostFilter --------------------------------------------------------------------------------------
+
+    def post_filter(
+        self, state: CycleState, pod: Pod, filtered_node_status: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Deallocate a claim only this pod holds and that no node could use (kube's texts)."""
+        s = state.get(STATE_KEY)
+        if not isinstance(s, _State):
+            # PreFilter never ran (an earlier PreFilter rejected the pod): kube's ErrNotFound.
+            return None, Status(Code.ERROR, "not found")
+        if not s.claims:
+            return None, Status(Code.UNSCHEDULABLE, NO_NEW_CLAIMS_TO_DEALLOCATE)
+        for index in sorted(s.unavailable_claims):
+            claim = s.claims[index]
+            reserved = claim.reserved_for
+            if not reserved or (len(reserved) == 1 and reserved[0].uid == pod.uid):
+                status = {k: v for k, v in (claim.raw.get("status") or {}).items()}
+                for key in ("reservedFor", "allocation", "devices"):
+                    status.pop(key, None)
+                try:
+                    self.store.writer.update_status(claim, status)
+                except ClaimWriteError as err:
+                    return None, Status(Code.ERROR, str(err))
+                return None, Status(Code.UNSCHEDULABLE, DEALLOCATION_COMPLETED)
+        return None, Status(Code.UNSCHEDULABLE, STILL_NOT_SCHEDULABLE)
+
+    # --- PreScore / Score --------------------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Nothing to score without firstAvailable subrequests (berth's shortcut; scores are all 0 then)."""
+        s = state.get(STATE_KEY)
+        if not self.prioritized_list or not isinstance(s, _State) or not s.claims:
+            return skip()
+        if not any(r.first_available for c in s.claims for r in c.requests):
+            return skip()
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """``computeScore``: 8 - index of each chosen subrequest, summed over the claims."""
+        s = state.read(STATE_KEY)
+        node = node_info.node
+        solution = s.node_allocations.get(node.name) if node is not None else None
+        if solution is None:
+            return 0
+        score = 0
+        pending = iter(solution.allocations())
+        for claim in s.claims:
+            allocation = claim.allocation.raw if claim.allocation is not None else next(pending)
+            chosen = {
+                str(r.get("request"))
+                for r in (allocation.get("devices") or {}).get("results") or []
+                if "/" in str(r.get("request"))
+            }
+            for request in claim.requests:
+                for i, sub in enumerate(request.first_available):
+                    if f"{request.name}/{sub.name}" in chosen:
+                        score += FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE - i
+        return score
+
+    def normalize_score(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]
+    ) -> Status | None:
+        """``DefaultNormalizeScore(MaxNodeScore, false)``."""
+        return default_normalize_score(MAX_NODE_SCORE, False, scores)
+
+    # --- Reserve / Unreserve -------------------------------------------------------------------------
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Mark the node's allocations in flight so that no other pod gets these devices."""
+        s = state.get(STATE_KEY)
+        if not isinstance(s, _State):
+            return error("not found")
+        to_allocate = s.to_allocate()
+        if not to_allocate or s.allocator is None:
+            return None
+        solution = s.node_allocations.get(node_name)
+        if not solution:
+            return error("claim allocation not found for node")
+        allocations = solution.allocations()
+        if len(allocations) != len(to_allocate):
+            return error(
+                f"internal error, have {len(allocations)} allocations, {len(to_allocate)} claims to allocate, "
+                f"want {len(to_allocate)} claims"
+            )
+        for (index, claim), allocation in zip(to_allocate, allocations, strict=True):
+            s.infos[index].allocation = allocation
+            finalizers = claim.finalizers if FINALIZER in claim.finalizers else [*claim.finalizers, FINALIZER]
+            raw = dict(claim.raw)
+            raw["metadata"] = {**dict(claim.raw.get("metadata") or {}), "finalizers": finalizers}
+            raw["status"] = {**dict(claim.raw.get("status") or {}), "allocation": allocation}
+            self.store.signal_pending_allocation(parse_resource_claim(raw))
+        return None
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Release the in-flight allocations and any reservation made for this pod."""
+        s = state.get(STATE_KEY)
+        if not isinstance(s, _State) or not s.claims:
+            return
+        for claim in s.claims:
+            if self.store.remove_pending_allocation(claim.uid):
+                self.store.restore(claim.namespace, claim.name)
+            current = self.store.get_claim(claim.namespace, claim.name) or claim
+            if current.allocation is not None and any(r.uid == pod.uid for r in current.reserved_for):
+                status = dict(current.raw.get("status") or {})
+                status["reservedFor"] = [r.to_dict() for r in current.reserved_for if r.uid != pod.uid]
+                # kube logs a failure and goes on: the claim controller cleans up stale reservations.
+                with contextlib.suppress(ClaimWriteError):
+                    self.store.writer.update_status(current, status)
+
+    # --- PreBind --------------------------------------------------------------------------------------
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """Write each claim's allocation and the pod's reservation; wait for binding conditions."""
+        s = state.get(STATE_KEY)
+        if not isinstance(s, _State):
+            return error("not found")
+        if not s.claims:
+            return None
+        for index, claim in enumerate(s.claims):
+            if any(r.uid == pod.uid for r in claim.reserved_for):
+                continue
+            try:
+                s.claims[index] = self._bind_claim(s, index, pod)
+            except ClaimWriteError as err:
+                return error(str(err))
+        if not self.binding_conditions or not _has_binding_conditions(s.claims):
+            return None
+        return self._wait_for_binding_conditions(s)
+
+    def _bind_claim(self, s: _State, index: int, pod: Pod) -> ResourceClaim:
+        claim = s.claims[index]
+        allocation = s.infos[index].allocation
+        try:
+            current = self.store.get_claim(claim.namespace, claim.name) or claim
+            if current.deletion_timestamp:
+                raise ClaimWriteError(f"claim {claim.key} got deleted in the meantime")
+            status = dict(current.raw.get("status") or {})
+            finalizers = None
+            if allocation is not None:
+                if current.allocation is not None:
+                    raise ClaimWriteError(f"claim {claim.key} got allocated elsewhere in the meantime")
+                if FINALIZER not in current.finalizers:
+                    finalizers = [*current.finalizers, FINALIZER]
+                status["allocation"] = dict(allocation)
+            reference = ConsumerReference("", "pods", pod.name, pod.uid)
+            status["reservedFor"] = [*(status.get("reservedFor") or []), reference.to_dict()]
+            if self.binding_conditions:
+                if not status.get("allocation"):
+                    raise ClaimWriteError(f"claim {claim.key} got deallocated elsewhere in the meantime")
+                if not status["allocation"].get("allocationTimestamp"):
+                    status["allocation"] = {
+                        **status["allocation"],
+                        "allocationTimestamp": format_time(time.time()),
+                    }
+            try:
+                updated = self.store.writer.update_status(current, status, finalizers)
+            except ClaimWriteError as err:
+                what = "add allocation and reservation to" if allocation is not None else "add reservation to"
+                raise ClaimWriteError(f"{what} claim {claim.key}: {err}") from None
+            self.store.assume(updated)
+            return updated
+        finally:
+            if allocation is not None:
+                self.store.remove_pending_allocation(claim.uid)
+
+    def _wait_for_binding_conditions(self, s: _State) -> Status | None:
+        """Poll the claims until every device's binding conditions are met (or failed, or timed out)."""
+        deadline = time.monotonic() + self.binding_timeout
+        while True:
+            try:
+                ready = True
+                for index, claim in enumerate(s.claims):
+                    current = self.store.get_claim(claim.namespace, claim.name) or claim
+                    s.claims[index] = current
+                    if not claim_ready_for_binding(current):
+                        if self._claim_timed_out(current):
+                            return error(f"device binding timeout: claim={current.name}")
+                        ready = False
+                if ready:
+                    return None
+            except ClaimWriteError as err:
+                return error(str(err))
+            if time.monotonic() >= deadline:
+                return error("device binding timeout: context deadline exceeded")
+            time.sleep(min(BINDING_POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+
+
+def _has_binding_conditions(claims: list[ResourceClaim]) -> bool:
+    return any(r.binding_conditions for c in claims if c.allocation is not None for r in c.allocation.results)
+
+
+def claim_ready_for_binding(claim: ResourceClaim) -> bool:
+    """``isClaimReadyForBinding``: every device's binding conditions true; a true failure
+    condition raises ClaimWriteError with kube's "device binding failed" text."""
+    if claim.allocation is None:
+        return False
+    for result in claim.allocation.results:
+        if not result.binding_conditions:
+            continue
+        device_status = next(
+            (
+                d
+                for d in claim.devices_status
+                if d.get("device") == result.device
+                and d.get("driver") == result.driver
+                and d.get("pool") == result.pool
+            ),
+            None,
+        )
+        if device_status is None:
+            return False
+        conditions = {c.get("type"): c for c in device_status.get("conditions") or [] if isinstance(c, dict)}
+        for name in result.binding_failure_conditions:
+            cond = conditions.get(name)
+            if cond is not None and cond.get("status") == "True":
+                raise ClaimWriteError(
+                    f"device binding failed: claim={claim.name}, reason={cond.get('reason', '')}, "
+                    f"message={str(cond.get('message', ''))!r}".replace("'", '"')
+                )
+        for name in result.binding_conditions:
+            cond = conditions.get(name)
+            if cond is None or cond.get("status") != "True":
+                return False
+    return True
+
+
+def parse_time(text: str) -> float:
+    """An RFC 3339 timestamp in seconds since the epoch."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def format_time(seconds: float) -> str:
+    """``metav1.Time`` as the API server writes it (seconds, UTC)."""
+    return datetime.fromtimestamp(int(seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

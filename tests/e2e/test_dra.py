@@ -1,0 +1,324 @@
+"""DynamicResources under ``berth run`` on the real control plane (resource.k8s.io/v1 is GA and served
+by the test kube-apiserver). The test publishes ResourceSlices itself, as a DRA driver would; no
+kubelet is needed to schedule. Without a kube-controller-manager the test also does what its
+resourceclaim controller would do after a pod is gone: it clears the claim's reservation and
+allocation."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e.cluster import TEST_LABEL, WAIT, Cluster
+from e2e.stack import KubeScheduler, scheduler_config
+from e2e.standalone import SCHEDULER_NAME, BerthScheduler
+from kubernetes import client
+
+from kube.controlplane import LocalControlPlane
+
+pytestmark = pytest.mark.kube
+
+GROUP, VERSION = "resource.k8s.io", "v1"
+
+
+class Dra:
+    """resource.k8s.io/v1 objects of one test, through the generic custom-objects API."""
+
+    def __init__(self, api: client.ApiClient, namespace: str, driver: str) -> None:
+        self.objects = client.CustomObjectsApi(api)
+        self.namespace = namespace
+        self.driver = driver
+        self.cluster_scoped: list[tuple[str, str]] = []
+
+    def device_class(self, name: str, *selectors: str) -> str:
+        spec = {"selectors": [{"cel": {"expression": f'device.driver == "{self.driver}"'}}]}
+        spec["selectors"] += [{"cel": {"expression": s}} for s in selectors]
+        body = {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "DeviceClass",
+            "metadata": {"name": name},
+            "spec": spec,
+        }
+        self.objects.create_cluster_custom_object(GROUP, VERSION, "deviceclasses", body)
+        self.cluster_scoped.append(("deviceclasses", name))
+        return name
+
+    def slice(self, node: str, devices: list[dict[str, Any]]) -> None:
+        name = f"{node}-{self.driver}"
+        body = {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "ResourceSlice",
+            "metadata": {"name": name},
+            "spec": {
+                "driver": self.driver,
+                "nodeName": node,
+                "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                "devices": devices,
+            },
+        }
+        self.objects.create_cluster_custom_object(GROUP, VERSION, "resourceslices", body)
+        self.cluster_scoped.append(("resourceslices", name))
+
+    def claim(
+        self, name: str, device_class: str, count: int = 1, constraints: list[dict[str, Any]] | None = None
+    ) -> str:
+        devices: dict[str, Any] = {
+            "requests": [{"name": "dev", "exactly": {"deviceClassName": device_class, "count": count}}]
+        }
+        if constraints:
+            devices["constraints"] = constraints
+        body = {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "ResourceClaim",
+            "metadata": {"name": name},
+            "spec": {"devices": devices},
+        }
+        self.objects.create_namespaced_custom_object(GROUP, VERSION, self.namespace, "resourceclaims", body)
+        return name
+
+    def template(self, name: str, device_class: str) -> str:
+        spec = {
+            "spec": {"devices": {"requests": [{"name": "dev", "exactly": {"deviceClassName": device_class}}]}}
+        }
+        body = {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name},
+            "spec": spec,
+        }
+        self.objects.create_namespaced_custom_object(
+            GROUP, VERSION, self.namespace, "resourceclaimtemplates", body
+        )
+        return name
+
+    def read_claim(self, name: str) -> dict[str, Any]:
+        got: dict[str, Any] = self.objects.get_namespaced_custom_object(
+            GROUP, VERSION, self.namespace, "resourceclaims", name
+        )
+        return got
+
+    def release(self, name: str) -> None:
+        """What the resourceclaim controller does once the claim's pod is gone."""
+        claim = self.read_claim(name)
+        claim["status"] = {}
+        self.objects.replace_namespaced_custom_object_status(
+            GROUP, VERSION, self.namespace, "resourceclaims", name, claim
+        )
+
+    def cleanup(self) -> None:
+        for plural, name in self.cluster_scoped:
+            try:
+                self.objects.delete_cluster_custom_object(GROUP, VERSION, plural, name)
+            except client.ApiException as err:
+                if err.status != 404:
+                    raise
+
+
+def create_claiming_pod(
+    cluster: Cluster, name: str, claim: str, template: bool = False, scheduler_name: str = SCHEDULER_NAME
+) -> str:
+    source = {"resourceClaimTemplateName": claim} if template else {"resourceClaimName": claim}
+    body = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "schedulerName": scheduler_name,
+            "nodeSelector": {TEST_LABEL: cluster.label},
+            "resourceClaims": [{"name": "dev", **source}],
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"claims": [{"name": "dev"}], "requests": {"cpu": "100m"}},
+                }
+            ],
+        },
+    }
+    cluster.core.create_namespaced_pod(cluster.namespace, body)
+    cluster.pods.append(name)
+    return name
+
+
+def gpu(name: str, model: str, numa: int) -> dict[str, Any]:
+    return {"name": name, "attributes": {"model": {"string": model}, "numa": {"int": numa}}}
+
+
+@pytest.fixture
+def cluster(kube_client: client.ApiClient, namespace: str) -> Iterator[Cluster]:
+    c = Cluster(kube_client, namespace)
+    try:
+        yield c
+    finally:
+        c.cleanup()
+
+
+@pytest.fixture
+def dra(kube_client: client.ApiClient, namespace: str) -> Iterator[Dra]:
+    d = Dra(kube_client, namespace, f"gpu-{uuid.uuid4().hex[:6]}.example.com")
+    try:
+        yield d
+    finally:
+        d.cleanup()
+
+
+@pytest.fixture
+def berth(control_plane: LocalControlPlane, tmp_path: Path, namespace: str) -> Iterator[BerthScheduler]:
+    proc = BerthScheduler.on(
+        control_plane,
+        tmp_path,
+        namespace=namespace,
+        lease_name=f"berth-{uuid.uuid4().hex[:6]}",
+        name="berth-dra",
+    ).start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+
+
+@pytest.fixture
+def resourceclaim_controller(control_plane: LocalControlPlane, tmp_path: Path) -> Iterator[None]:
+    """kube-controller-manager v1.36.3 running only its resourceclaim controller (templates become
+    claims, recorded in the pod's status), as the admin; no serving port, no leader election.
+    (A helper of this test rather than of tests/kube/controlplane.py, which stays etcd + apiserver.)"""
+    log = (tmp_path / "kube-controller-manager.log").open("wb")
+    proc = subprocess.Popen(
+        [
+            str(control_plane.bin_dir / "kube-controller-manager"),
+            f"--kubeconfig={control_plane.kubeconfig}",
+            "--controllers=resourceclaim-controller",
+            "--leader-elect=false",
+            "--secure-port=0",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        yield
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def wait_for(check: Any, what: str, timeout: float = WAIT) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = check()
+        if got:
+            return got
+        time.sleep(0.2)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def test_claim_allocated_and_reserved_then_a_second_pod_waits_for_the_device(
+    berth: BerthScheduler, cluster: Cluster, dra: Dra
+) -> None:
+    plain = cluster.create_node("plain")
+    with_gpu = cluster.create_node("gpu")
+    dra.slice(with_gpu, [gpu("gpu-0", "a100", 0)])
+    cls = dra.device_class(f"gpu-{cluster.label}")
+    dra.claim("first", cls)
+    dra.claim("second", cls)
+
+    create_claiming_pod(cluster, "first", "first")
+    assert cluster.wait_bound("first") == with_gpu != plain
+    claim = dra.read_claim("first")
+    [result] = claim["status"]["allocation"]["devices"]["results"]
+    assert (result["driver"], result["pool"], result["device"]) == (dra.driver, with_gpu, "gpu-0")
+    first_uid = cluster.read_pod("first").metadata.uid
+    assert [r["uid"] for r in claim["status"]["reservedFor"]] == [first_uid]
+    assert "resource.kubernetes.io/delete-protection" in claim["metadata"]["finalizers"]
+
+    create_claiming_pod(cluster, "second", "second")
+    message = cluster.wait_event("second", "FailedScheduling", "cannot allocate all claims")
+    assert message.startswith("0/") and "still not schedulable, preemption: " in message
+
+    cluster.core.delete_namespaced_pod("first", cluster.namespace, grace_period_seconds=0)
+    dra.release("first")
+    assert cluster.wait_bound("second") == with_gpu
+    reserved = dra.read_claim("second")["status"]["reservedFor"]
+    assert [r["name"] for r in reserved] == ["second"]
+
+
+def test_cel_selector_and_match_attribute_constraint(
+    berth: BerthScheduler, cluster: Cluster, dra: Dra
+) -> None:
+    mixed = cluster.create_node("mixed")
+    dra.slice(
+        mixed,
+        [gpu("gpu-0", "a100", 0), gpu("gpu-1", "h100", 0), gpu("gpu-2", "h100", 1), gpu("gpu-3", "h100", 1)],
+    )
+    h100 = dra.device_class(f"h100-{cluster.label}", f'device.attributes["{dra.driver}"].model == "h100"')
+    dra.claim("pair", h100, count=2, constraints=[{"matchAttribute": f"{dra.driver}/numa"}])
+    create_claiming_pod(cluster, "pair", "pair")
+    assert cluster.wait_bound("pair") == mixed
+    devices = sorted(
+        r["device"] for r in dra.read_claim("pair")["status"]["allocation"]["devices"]["results"]
+    )
+    # gpu-1 (numa 0) has no h100 partner on its NUMA node, so the pair is gpu-2 and gpu-3.
+    assert devices == ["gpu-2", "gpu-3"]
+
+
+def test_claim_from_a_template_waits_for_the_controller_then_schedules(
+    resourceclaim_controller: None, berth: BerthScheduler, cluster: Cluster, dra: Dra
+) -> None:
+    """berth's PreEnqueue keeps the pod back until the resourceclaim controller has made its claim
+    and recorded it in the pod's status; that pod update requeues it and the claim gets a device."""
+    node = cluster.create_node("gpu")
+    dra.slice(node, [gpu("gpu-0", "a100", 0)])
+    dra.template("one-gpu", dra.device_class(f"gpu-{cluster.label}"))
+    create_claiming_pod(cluster, "templated", "one-gpu", template=True)
+    assert cluster.wait_bound("templated", timeout=60) == node
+    [status] = cluster.read_pod("templated").status.resource_claim_statuses
+    claim = dra.read_claim(status.resource_claim_name)
+    assert claim["metadata"]["ownerReferences"][0]["name"] == "templated"
+    [result] = claim["status"]["allocation"]["devices"]["results"]
+    assert result["device"] == "gpu-0"
+    assert [r["name"] for r in claim["status"]["reservedFor"]] == ["templated"]
+
+
+@pytest.fixture
+def kube_scheduler(control_plane: LocalControlPlane, tmp_path: Path) -> Iterator[str]:
+    """A stock kube-scheduler v1.36.3 (no extender) under its own schedulerName."""
+    name = f"kube-dra-{uuid.uuid4().hex[:6]}"
+    cfg = scheduler_config(control_plane.kubeconfig, scheduler_name=name)
+    proc = KubeScheduler(control_plane.bin_dir, control_plane.kubeconfig, tmp_path, cfg, name).start()
+    try:
+        yield name
+    finally:
+        proc.stop()
+
+
+def test_fit_error_for_a_taken_device_matches_kube_scheduler(
+    berth: BerthScheduler, kube_scheduler: str, cluster: Cluster, dra: Dra
+) -> None:
+    """The only device is allocated to a running pod's claim: berth and kube-scheduler explain the
+    waiting pods' failure with the same FailedScheduling text."""
+    node = cluster.create_node("gpu")
+    dra.slice(node, [gpu("gpu-0", "a100", 0)])
+    cls = dra.device_class(f"gpu-{cluster.label}")
+    for claim in ("holder", "berth-wait", "kube-wait"):
+        dra.claim(claim, cls)
+    create_claiming_pod(cluster, "holder", "holder")
+    assert cluster.wait_bound("holder") == node
+    create_claiming_pod(cluster, "berth-wait", "berth-wait")
+    create_claiming_pod(cluster, "kube-wait", "kube-wait", scheduler_name=kube_scheduler)
+    berth_says = cluster.wait_event("berth-wait", "FailedScheduling", "cannot allocate all claims")
+    kube_says = cluster.wait_event("kube-wait", "FailedScheduling", "cannot allocate all claims")
+    assert berth_says == kube_says
+    assert (
+        "cannot allocate all claims" in berth_says and ". still not schedulable, preemption: 0/" in berth_says
+    )

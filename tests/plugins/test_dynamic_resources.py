@@ -1,0 +1,426 @@
+"""DynamicResources, ported from plugins/dynamicresources/dynamicresources_test.go (v1.36.3):
+the extension points one after another on one pod, as TestPlugin runs them, plus the engine's
+whole cycle (simulate's path) with claims written back to the store."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.api.objects import Pod, parse_pod
+from app.api.resource import FINALIZER, parse_resource_claim
+from app.config import load_config
+from app.framework.cycle_state import CycleState
+from app.framework.dra import DRAStore
+from app.framework.events import QueueingHint
+from app.framework.status import Code, NodeToStatus, Status
+from app.framework.types import NodeInfo
+from app.plugins.dynamicresources.plugin import (
+    CANNOT_ALLOCATE_ALL_CLAIMS,
+    DEALLOCATION_COMPLETED,
+    NO_NEW_CLAIMS_TO_DEALLOCATE,
+    NOT_AVAILABLE_ON_NODE,
+    STILL_NOT_SCHEDULABLE,
+    DynamicResources,
+)
+from app.plugins.registry import in_tree_registry
+from app.scheduler.scheduler import ClusterObjects, Engine
+from builders import make_node
+from fakes import FakeHandle
+from plugins.dra_helpers import (
+    claim_raw,
+    dev,
+    exact,
+    first_available,
+    local_node_selector,
+    slice_raw,
+    sub,
+)
+
+DRIVER = "some-driver"
+CLASS = "my-resource-class"
+POD_UID = "1234"
+CLAIM = "my-pod-my-resource"
+WORKER = "worker"
+
+
+def pod(
+    name: str = "my-pod", uid: str = POD_UID, claims: list[dict[str, Any]] | None = None, **status: Any
+) -> Pod:
+    raw: dict[str, Any] = {
+        "metadata": {"name": name, "namespace": "default", "uid": uid},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
+    if claims is not None:
+        raw["spec"]["resourceClaims"] = claims
+    if status:
+        raw["status"] = status
+    return parse_pod(raw)
+
+
+def pod_with_claim_name(**kw: Any) -> Pod:
+    return pod(claims=[{"name": "my-resource", "resourceClaimName": CLAIM}], **kw)
+
+
+def pod_with_claim_template(in_status: bool, **kw: Any) -> Pod:
+    statuses = (
+        {"resourceClaimStatuses": [{"name": "my-resource", "resourceClaimName": CLAIM}]} if in_status else {}
+    )
+    return pod(claims=[{"name": "my-resource", "resourceClaimTemplateName": "my-template"}], **statuses, **kw)
+
+
+def device_class_raw(selector: str | None = None) -> dict[str, Any]:
+    spec = {"selectors": [{"cel": {"expression": selector}}]} if selector else {}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": CLASS},
+        "spec": spec,
+    }
+
+
+def pending_claim(
+    *selectors: str, name: str = CLAIM, uid: str = "claim-uid", owner: str | None = None
+) -> dict[str, Any]:
+    return claim_raw(name, exact("req-1", CLASS, 1, *selectors), uid=uid, owner_uid=owner)
+
+
+def allocation(node: str | None = WORKER, device: str = "instance-1") -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "devices": {"results": [{"request": "req-1", "driver": DRIVER, "pool": WORKER, "device": device}]}
+    }
+    if node:
+        out["nodeSelector"] = local_node_selector(node)
+    return out
+
+
+def allocated_claim(
+    name: str = CLAIM,
+    uid: str = "claim-uid",
+    node: str | None = WORKER,
+    device: str = "instance-1",
+    **status: Any,
+) -> dict[str, Any]:
+    raw = pending_claim(name=name, uid=uid)
+    raw["metadata"]["finalizers"] = [FINALIZER]
+    raw["status"] = {"allocation": allocation(node, device), **status}
+    return raw
+
+
+def worker_slice(*names: str) -> dict[str, Any]:
+    return slice_raw(
+        f"{WORKER}-{DRIVER}", WORKER, WORKER, DRIVER, *(dev(n) for n in names or ("instance-1",))
+    )
+
+
+def store_with(*objects: dict[str, Any]) -> DRAStore:
+    store = DRAStore()
+    for obj in objects:
+        store.upsert(obj["kind"], obj["metadata"]["name"], obj)
+    return store
+
+
+def plugin(store: DRAStore) -> DynamicResources:
+    return DynamicResources(None, FakeHandle(), store)
+
+
+def worker() -> NodeInfo:
+    return NodeInfo(make_node(WORKER))
+
+
+# --- PreEnqueue ---------------------------------------------------------------------------------
+
+PRE_ENQUEUE_CASES = [
+    (
+        "missing-claim",
+        pod_with_claim_template(False),
+        [],
+        'pod "default/my-pod": ResourceClaim not created yet',
+    ),
+    (
+        "missing-claim-object",
+        pod_with_claim_name(),
+        [],
+        'could not find ResourceClaim "default/my-pod-my-resource"',
+    ),
+    (
+        "deleted-claim",
+        pod_with_claim_template(True),
+        [
+            {
+                **pending_claim(owner=POD_UID),
+                "metadata": {
+                    **pending_claim(owner=POD_UID)["metadata"],
+                    "deletionTimestamp": "2026-01-01T00:00:00Z",
+                },
+            }
+        ],
+        'resourceclaim "my-pod-my-resource" is being deleted',
+    ),
+    (
+        "wrong-claim",
+        pod_with_claim_template(True),
+        [pending_claim(owner=POD_UID + "123")],
+        "ResourceClaim default/my-pod-my-resource was not created for Pod default/my-pod (Pod is not owner)",
+    ),
+    (
+        "unsupported",
+        pod(claims=[{"name": "my-resource"}]),
+        [],
+        'pod "default/my-pod", spec.resourceClaim "my-resource": none of the supported fields are set',
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "the_pod", "claims", "want"), PRE_ENQUEUE_CASES, ids=[c[0] for c in PRE_ENQUEUE_CASES]
+)
+def test_pre_enqueue(name: str, the_pod: Pod, claims: list[dict[str, Any]], want: str) -> None:
+    status = plugin(store_with(*claims)).pre_enqueue(the_pod)
+    assert status == Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, want)
+
+
+def test_pre_enqueue_admits_template_pod_with_its_claim() -> None:
+    assert plugin(store_with(pending_claim(owner=POD_UID))).pre_enqueue(pod_with_claim_template(True)) is None
+
+
+# --- the cycle ------------------------------------------------------------------------------------
+
+
+def test_empty_pod_skips_and_postfilter_has_no_claims_to_deallocate() -> None:
+    pl, state = plugin(DRAStore()), CycleState()
+    assert pl.pre_filter(state, pod(), [])[1] == Status(Code.SKIP)
+    _, status = pl.post_filter(state, pod(), NodeToStatus())
+    assert status == Status(Code.UNSCHEDULABLE, NO_NEW_CLAIMS_TO_DEALLOCATE)
+
+
+def test_postfilter_without_prefilter_state_is_not_found() -> None:
+    _, status = plugin(DRAStore()).post_filter(CycleState(), pod(), NodeToStatus())
+    assert status == Status(Code.ERROR, "not found")
+
+
+def test_no_resources() -> None:
+    pl, state, p = (
+        plugin(store_with(pending_claim(), device_class_raw())),
+        CycleState(),
+        pod_with_claim_name(),
+    )
+    assert pl.pre_filter(state, p, []) == (None, None)
+    assert pl.filter(state, p, worker()) == Status(
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, CANNOT_ALLOCATE_ALL_CLAIMS
+    )
+    assert pl.post_filter(state, p, NodeToStatus())[1] == Status(Code.UNSCHEDULABLE, STILL_NOT_SCHEDULABLE)
+
+
+def test_with_resources_reserves_in_flight_then_prebind_writes_allocation_and_reservation() -> None:
+    store = store_with(pending_claim(), device_class_raw(), worker_slice())
+    pl, state, p = plugin(store), CycleState(), pod_with_claim_name()
+    assert pl.pre_filter(state, p, []) == (None, None)
+    assert pl.filter(state, p, worker()) is None
+    assert pl.reserve(state, p, WORKER) is None
+    in_flight = store.pending_allocation("claim-uid")
+    assert in_flight is not None and in_flight.allocation is not None
+    assert [r.device for r in in_flight.allocation.results] == ["instance-1"]
+    # Another pod's claim cannot have the in-flight device.
+    other = plugin(store)
+    store.upsert("ResourceClaim", "other", pending_claim(name="other-claim", uid="other-uid"))
+    other_pod = pod("other", "5678", claims=[{"name": "r", "resourceClaimName": "other-claim"}])
+    other_state = CycleState()
+    other.pre_filter(other_state, other_pod, [])
+    assert other.filter(other_state, other_pod, worker()) == Status(
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, CANNOT_ALLOCATE_ALL_CLAIMS
+    )
+
+    assert pl.pre_bind(state, p, WORKER) is None
+    stored = store.get_claim("default", CLAIM)
+    assert stored is not None and stored.allocation is not None
+    assert FINALIZER in stored.finalizers
+    assert [(r.resource, r.name, r.uid) for r in stored.reserved_for] == [("pods", "my-pod", POD_UID)]
+    assert stored.allocation.raw["nodeSelector"] == local_node_selector(WORKER)
+    assert stored.allocation.allocation_timestamp  # DRADeviceBindingConditions is on: the timestamp is set
+    assert store.pending_allocation("claim-uid") is None
+
+
+def test_exhausted_resources_in_informer_cache() -> None:
+    store = store_with(
+        pending_claim(), allocated_claim("other-claim", "other-uid"), device_class_raw(), worker_slice()
+    )
+    pl, state, p = plugin(store), CycleState(), pod_with_claim_name()
+    pl.pre_filter(state, p, [])
+    assert pl.filter(state, p, worker()) == Status(
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, CANNOT_ALLOCATE_ALL_CLAIMS
+    )
+    assert pl.post_filter(state, p, NodeToStatus())[1] == Status(Code.UNSCHEDULABLE, STILL_NOT_SCHEDULABLE)
+
+
+def test_claim_being_allocated_for_another_pod_waits() -> None:
+    store = store_with(pending_claim(), device_class_raw(), worker_slice())
+    store.signal_pending_allocation(parse_resource_claim(allocated_claim()))
+    _, status = plugin(store).pre_filter(CycleState(), pod_with_claim_name(), [])
+    assert status == Status(
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        "resource claim default/my-pod-my-resource is in the process of being allocated",
+    )
+
+
+def test_missing_class() -> None:
+    pl, state, p = plugin(store_with(pending_claim())), CycleState(), pod_with_claim_name()
+    assert pl.pre_filter(state, p, [])[1] == Status(
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"request req-1: device class {CLASS} does not exist"
+    )
+    assert pl.post_filter(state, p, NodeToStatus())[1] == Status(
+        Code.UNSCHEDULABLE, NO_NEW_CLAIMS_TO_DEALLOCATE
+    )
+
+
+def test_wrong_topology_is_deallocated_by_postfilter() -> None:
+    store = store_with(allocated_claim(node="other-node"))
+    pl, state, p = plugin(store), CycleState(), pod_with_claim_name()
+    assert pl.pre_filter(state, p, []) == (None, None)
+    assert pl.filter(state, p, worker()) == Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NOT_AVAILABLE_ON_NODE)
+    assert pl.post_filter(state, p, NodeToStatus())[1] == Status(Code.UNSCHEDULABLE, DEALLOCATION_COMPLETED)
+    stored = store.get_claim("default", CLAIM)
+    assert stored is not None and stored.allocation is None
+
+
+def test_good_topology_reserves_an_allocated_claim() -> None:
+    store = store_with(allocated_claim())
+    pl, state, p = plugin(store), CycleState(), pod_with_claim_name()
+    pl.pre_filter(state, p, [])
+    assert pl.filter(state, p, worker()) is None
+    assert pl.reserve(state, p, WORKER) is None
+    assert pl.pre_bind(state, p, WORKER) is None
+    stored = store.get_claim("default", CLAIM)
+    assert stored is not None and [r.uid for r in stored.reserved_for] == [POD_UID]
+
+
+def test_claim_parameters_cel_runtime_error() -> None:
+    store = store_with(
+        pending_claim(f'device.attributes["{DRIVER}"].healthy'), device_class_raw(), worker_slice()
+    )
+    pl, state, p = plugin(store), CycleState(), pod_with_claim_name()
+    pl.pre_filter(state, p, [])
+    assert pl.filter(state, p, worker()) == Status(
+        Code.ERROR, "claim default/my-pod-my-resource: selector #0: CEL runtime error: no such key: healthy"
+    )
+
+
+def test_class_parameters_cel_runtime_error() -> None:
+    store = store_with(
+        pending_claim(), device_class_raw(f'device.attributes["{DRIVER}"].healthy'), worker_slice()
+    )
+    pl, state, p = plugin(store), CycleState(), pod_with_claim_name()
+    pl.pre_filter(state, p, [])
+    assert pl.filter(state, p, worker()) == Status(
+        Code.ERROR, f"class {CLASS}: selector #0: CEL runtime error: no such key: healthy"
+    )
+
+
+def test_unreserve_releases_the_in_flight_allocation() -> None:
+    store = store_with(pending_claim(), device_class_raw(), worker_slice())
+    pl, state, p = plugin(store), CycleState(), pod_with_claim_name()
+    pl.pre_filter(state, p, [])
+    pl.filter(state, p, worker())
+    pl.reserve(state, p, WORKER)
+    pl.unreserve(state, p, WORKER)
+    assert store.pending_allocation("claim-uid") is None
+    assert store.allocated_state().allocated_devices == set()
+
+
+def test_prioritized_list_scoring() -> None:
+    """single-claim-prioritized-list-scoring: the earlier subrequest scores 8 - index."""
+    raw = claim_raw(
+        CLAIM, first_available("req-1", sub("sub-0", CLASS, 2), sub("sub-1", CLASS, 1)), uid="claim-uid"
+    )
+    store = store_with(raw, device_class_raw(), worker_slice("instance-1"))
+    pl, state, p = plugin(store), CycleState(), pod_with_claim_name()
+    pl.pre_filter(state, p, [])
+    assert pl.pre_score(state, p, [worker()]) is None
+    assert pl.filter(state, p, worker()) is None
+    assert pl.score(state, p, worker()) == 8 - 1  # only one device: the second subrequest
+
+
+# --- queueing hints --------------------------------------------------------------------------------
+
+
+def test_claim_change_hints() -> None:
+    store = store_with(pending_claim())
+    pl, p = plugin(store), pod_with_claim_name()
+    mine = parse_resource_claim(pending_claim())
+    unrelated = parse_resource_claim(pending_claim(name="x", uid="x-uid"))
+    allocated_other = parse_resource_claim(allocated_claim("x", "x-uid"))
+    assert pl.is_schedulable_after_claim_change(p, None, mine) == QueueingHint.QUEUE  # queue-on-add
+    assert pl.is_schedulable_after_claim_change(p, None, unrelated) == QueueingHint.QUEUE_SKIP
+    assert pl.is_schedulable_after_claim_change(p, mine, mine) == QueueingHint.QUEUE_SKIP
+    assert (
+        pl.is_schedulable_after_claim_change(p, mine, parse_resource_claim(allocated_claim()))
+        == QueueingHint.QUEUE
+    )
+    # claim-deallocate: any claim losing its allocation frees devices.
+    assert pl.is_schedulable_after_claim_change(p, allocated_other, unrelated) == QueueingHint.QUEUE
+
+
+def test_pod_change_hints() -> None:
+    pl = plugin(store_with(pending_claim(owner=POD_UID)))
+    waiting, complete = pod_with_claim_template(False), pod_with_claim_template(True)
+    assert pl.is_schedulable_after_pod_change(waiting, waiting, complete) == QueueingHint.QUEUE
+    assert pl.is_schedulable_after_pod_change(waiting, None, waiting) == QueueingHint.QUEUE_SKIP  # incomplete
+    assert pl.is_schedulable_after_pod_change(waiting, None, pod("other", "9")) == QueueingHint.QUEUE_SKIP
+
+
+# --- the engine: what berth simulate does -----------------------------------------------------------
+
+
+def engine(*objects: dict[str, Any]) -> Engine:
+    registry = in_tree_registry()
+    e = Engine(load_config(None, registry), registry, objects=ClusterObjects({"x": list(objects)}), seed=1)
+    e.cache.add_node(make_node(WORKER))
+    return e
+
+
+def test_engine_allocates_reserves_and_a_second_pod_waits() -> None:
+    e = engine(
+        pending_claim(),
+        pending_claim(name="second-claim", uid="second-uid"),
+        device_class_raw(),
+        worker_slice(),
+    )
+    first = e.schedule_one(pod_with_claim_name())
+    assert (first.status, first.node) == ("Scheduled", WORKER)
+    objects = e.objects
+    assert isinstance(objects, ClusterObjects)
+    stored = objects.dra.get_claim("default", CLAIM)
+    assert (
+        stored is not None
+        and stored.allocation is not None
+        and [r.uid for r in stored.reserved_for] == [POD_UID]
+    )
+
+    second = e.schedule_one(
+        pod("second", "5678", claims=[{"name": "r", "resourceClaimName": "second-claim"}])
+    )
+    assert second.status == "Unschedulable"
+    assert second.message == (
+        "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )
+
+
+def test_shared_claim_allocated_and_reserved_for_another_pod_is_used_and_reserved_again() -> None:
+    """A claim two pods share: allocated and reserved for the first pod, the second pod only fits
+    the allocation's node and is added to ``reservedFor``."""
+    first_ref = {"resource": "pods", "name": "first", "uid": "first-uid"}
+    store = store_with(allocated_claim(reservedFor=[first_ref]))
+    pl, state, p = plugin(store), CycleState(), pod_with_claim_name()
+    assert pl.pre_filter(state, p, []) == (None, None)
+    assert pl.filter(state, p, NodeInfo(make_node("elsewhere"))) == Status(
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NOT_AVAILABLE_ON_NODE
+    )
+    assert pl.filter(state, p, worker()) is None
+    assert pl.reserve(state, p, WORKER) is None
+    assert pl.pre_bind(state, p, WORKER) is None
+    stored = store.get_claim("default", CLAIM)
+    assert stored is not None and [r.uid for r in stored.reserved_for] == ["first-uid", POD_UID]
+    # Reserved for someone else too: PostFilter does not deallocate it.
+    assert pl.post_filter(state, p, NodeToStatus())[1] == Status(Code.UNSCHEDULABLE, STILL_NOT_SCHEDULABLE)
