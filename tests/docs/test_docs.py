@@ -32,11 +32,7 @@ PENDING_DOCS = frozenset(
     {
         "docs/parity.md",
         "docs/limits.md",
-        "docs/flags.md",
-        "docs/metrics.md",
         "docs/storage.md",
-        "docs/dra.md",
-        "docs/scheduler-extenders.md",
     }
 )
 
