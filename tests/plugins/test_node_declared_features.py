@@ -84,7 +84,14 @@ def test_pre_filter(name: str, features: list[Feature], want: set[str] | None) -
 
 
 def test_plugin_disabled_skips_and_registers_nothing() -> None:
-    featuregates.DEFAULT.set("NodeDeclaredFeatures=false")
+    # The gates that depend on it go off with it, or kube's dependency check refuses the flag.
+    dependents = (
+        "ExtendWebSocketsToKubelet",
+        "InPlacePodLevelResourcesVerticalScaling",
+        "InPlacePodVerticalScalingInitContainers",
+        "RestartAllContainersOnContainerExits",
+    )
+    featuregates.DEFAULT.set(",".join(f"{gate}=false" for gate in ("NodeDeclaredFeatures", *dependents)))
     pl = plugin(Feature("F1", always))
     assert pl.pre_filter(CycleState(), make_pod("p"), [])[1] == skip()
     assert pl.filter(CycleState(), make_pod("p"), NodeInfo(make_node("n"))) is None

@@ -59,7 +59,7 @@ def test_extender_filter_runs_after_the_plugins_and_its_failures_are_in_the_fit_
     assert stub.requests[0][1]["NodeNames"] in (["b", "c"], ["c", "b"])
     assert attempt.status == "Unschedulable"
     assert attempt.message.startswith(
-        "0/3 nodes are available: 1 Insufficient cpu, 2 no GPU here. preemption: "
+        "0/3 nodes are available: 1 Insufficient cpu, 2 no GPU here. no new claims to deallocate, preemption: "
     )
     assert EXTENDER_NAME in attempt.diagnosis.unschedulable_plugins
 
@@ -72,7 +72,7 @@ def test_unresolvable_failures_win_and_preemption_skips_those_nodes() -> None:
         )
         attempt = e.schedule_one(cpu_pod("p", "1"))
     assert attempt.message == (
-        "0/2 nodes are available: 2 zone closed. preemption: 0/2 nodes are available: "
+        "0/2 nodes are available: 2 zone closed. no new claims to deallocate, preemption: 0/2 nodes are available: "
         "2 Preemption is not helpful for scheduling."
     )
 
