@@ -11,7 +11,8 @@
 // handlers filling the scheduler cache, Scheduler.SchedulePod (schedulePod, findNodesThatFitPod,
 // prioritizeNodes) and the profile's RunPostFilterPlugins (DefaultPreemption). What is glue written here:
 //   - reading the state file and applying what kube-apiserver applies on create: the v1 defaulters of the
-//     k8s scheme and the Priority admission plugin (priority value and preemptionPolicy from the class);
+//     k8s scheme, the pod strategy's PrepareForCreate (matchLabelKeys merged into selectors) and the
+//     Priority admission plugin (priority value and preemptionPolicy from the class);
 //   - updating the profile's snapshot from the cache before each attempt (schedulingCycle's first line);
 //   - observing the cycle: SchedulePod gets the profile wrapped in recordingFramework, which passes every
 //     call through and records the Filter verdicts, the PreFilterResult and the Score results, because
@@ -53,10 +54,14 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	appsdefaults "k8s.io/kubernetes/pkg/apis/apps/v1"
+	"k8s.io/kubernetes/pkg/apis/core"
+	_ "k8s.io/kubernetes/pkg/apis/core/install" // v1 <-> internal Pod conversions for the pod strategy
 	coredefaults "k8s.io/kubernetes/pkg/apis/core/v1"
 	policydefaults "k8s.io/kubernetes/pkg/apis/policy/v1"
 	schedulingdefaults "k8s.io/kubernetes/pkg/apis/scheduling/v1"
+	podregistry "k8s.io/kubernetes/pkg/registry/core/pod"
 	"k8s.io/kubernetes/pkg/scheduler"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
 	schedulerscheme "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
@@ -241,7 +246,11 @@ func loadState(path string) (*clusterState, error) {
 		}
 		st.objects = append(st.objects, obj)
 	}
-	for _, pod := range pods {
+	for i, pod := range pods {
+		if pods[i], err = prepareForCreate(pod); err != nil {
+			return nil, fmt.Errorf("%s: pod %s/%s: %w", path, pod.Namespace, pod.Name, err)
+		}
+		pod = pods[i]
 		if err := admitPriority(pod, st.classes); err != nil {
 			return nil, fmt.Errorf("%s: pod %s/%s: %w", path, pod.Namespace, pod.Name, err)
 		}
@@ -252,6 +261,24 @@ func loadState(path string) (*clusterState, error) {
 		}
 	}
 	return st, nil
+}
+
+// prepareForCreate runs the pod registry strategy's PrepareForCreate, as kube-apiserver does on create:
+// among others it merges pod (anti-)affinity terms' matchLabelKeys/mismatchLabelKeys and topology spread
+// constraints' matchLabelKeys into their label selectors, which kube-scheduler then reads as they are.
+// The status it resets is put back: it is what the kubelet reported since (startTime, phase).
+func prepareForCreate(pod *v1.Pod) (*v1.Pod, error) {
+	internal := &core.Pod{}
+	if err := legacyscheme.Scheme.Convert(pod, internal, nil); err != nil {
+		return nil, err
+	}
+	podregistry.Strategy.PrepareForCreate(context.Background(), internal)
+	out := &v1.Pod{}
+	if err := legacyscheme.Scheme.Convert(internal, out, nil); err != nil {
+		return nil, err
+	}
+	out.Status = pod.Status
+	return out, nil
 }
 
 // admitPriority is the Priority admission plugin on create: the class's (or the global default's, the

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from parity.generator import Obj, Scenario
 
 from app.config import load_config, parse_config
 from app.config.defaults import KUBE_SCHEDULER_DEFAULT_PLUGINS
 from app.framework.registry import Registry
 from app.plugins.registry import in_tree_registry
 from app.simulate import new_engine, parse_state, run_simulation, to_json_dict
-from parity.generator import Obj, Scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD_SCRIPT = ROOT / "hack" / "parity-oracle.sh"
