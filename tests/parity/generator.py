@@ -134,7 +134,7 @@ class _Gen:
         if self.chance(0.3):
             allocatable[EXTENDED] = str(self.rng.randint(1, 4))
         spec: Obj = {}
-        if self.chance(0.3):
+        if self.chance(0.2):
             spec["taints"] = [
                 {
                     "key": self.pick(("dedicated", "gpu", "maintenance")),
@@ -176,11 +176,11 @@ class _Gen:
         if self.chance(0.7):
             requests["memory"] = self.pick(("128Mi", "512Mi", "1Gi", "3Gi", "6Gi"))
         if self.chance(0.2):
-            requests["ephemeral-storage"] = self.pick(("1Gi", "20Gi", "60Gi"))
-        if allow_special and self.chance(0.12):
+            requests["ephemeral-storage"] = self.pick(("1Gi", "5Gi", "20Gi", "60Gi"))
+        if allow_special and self.chance(0.06):
             requests[HUGEPAGES] = limits[HUGEPAGES] = self.pick(("64Mi", "256Mi"))
             self.features.append("hugepages")
-        if allow_special and self.chance(0.15):
+        if allow_special and self.chance(0.08):
             requests[EXTENDED] = limits[EXTENDED] = str(self.rng.randint(1, 3))
             self.features.append("extended")
         if self.chance(0.15) and "cpu" in requests:
@@ -416,7 +416,7 @@ class _Gen:
                 affinity.update(self.pod_affinity(namespace, existing=False))
             if affinity:
                 spec["affinity"] = affinity
-            if self.chance(0.3):
+            if self.chance(0.4):
                 spec["tolerations"] = self.tolerations()
             if self.chance(0.3):
                 spec["topologySpreadConstraints"] = self.spread_constraints()
@@ -659,20 +659,39 @@ def _mebi(q: str) -> int:
 def generate(seed: int) -> Scenario:
     """The scenario of ``seed``: the same seed always gives the same scenario."""
     g = _Gen(seed)
-    g.nodes = [g.node(i) for i in range(g.rng.randint(1, 12))]
+    g.nodes = [g.node(i) for i in range(g.rng.randint(1, 3) if g.chance(0.15) else g.rng.randint(4, 14))]
     classes = g.priority_classes()
     class_names = [pc["metadata"]["name"] for pc in classes]
     owners = g.owners()
     running = []
-    # A crowded cluster makes preemption and Insufficient-resource reasons common.
-    for i in range(g.rng.randint(0, 3 * len(g.nodes) + 2)):
+    # Half the clusters are roomy (most pods fit: scoring is compared), the others crowded (Insufficient
+    # reasons and, for a pending pod of a high class, preemption).
+    crowded = g.chance(0.5)
+    for i in range(g.rng.randint(0, (3 if crowded else 1) * len(g.nodes) + 2)):
         node = g.pick([n["metadata"]["name"] for n in g.nodes])
-        running.append(
-            g.pod(
-                f"run-{i}", g.pick(NAMESPACES[:2]) if g.chance(0.9) else "team-b", node, class_names, owners
-            )
-        )
+        namespace = g.pick(NAMESPACES[:2]) if g.chance(0.9) else "team-b"
+        running.append(g.pod(f"run-{i}", namespace, node, class_names, owners))
     pending = g.pod("pending", g.pick(NAMESPACES[:2]), None, class_names, owners)
+    g.features.append("crowded" if crowded else "roomy")
+    if crowded and g.chance(0.5):
+        # A preemptor: the highest class (created if the dice left it out) and a sizeable request.
+        if "high" not in class_names:
+            classes.append(
+                {
+                    "apiVersion": "scheduling.k8s.io/v1",
+                    "kind": "PriorityClass",
+                    "metadata": {"name": "high"},
+                    "value": 1000,
+                }
+            )
+        pending["spec"]["priorityClassName"] = "high"
+        first = pending["spec"]["containers"][0]
+        requests = first.setdefault("resources", {}).setdefault("requests", {})
+        requests["cpu"] = g.pick(("500m", "1", "2"))
+        requests["memory"] = g.pick(("256Mi", "1Gi"))
+        requests.pop("ephemeral-storage", None)
+        first["resources"].get("limits", {}).pop("cpu", None)
+        g.features.append("preemptor")
     config = g.config()
     objects = [*g.namespaces(), *g.nodes, *classes, *owners, *g.pdbs(), *running, pending]
     return Scenario(seed, objects, config, sorted(set(g.features)))
