@@ -646,7 +646,16 @@ func hasExplicit(m *framework.NodeToStatus, name string) bool {
 // lists the nodes sharing the best total. One feasible node is not scored: it is the best set.
 func (o *oracle) scores(rec *podRecord, r *recordingFramework, chosen string) {
 	if len(r.scores) == 0 {
-		rec.BestNodes = append(rec.BestNodes, chosen)
+		if rec.FeasibleNodes <= 1 || r.Framework.HasScorePlugins() {
+			rec.BestNodes = append(rec.BestNodes, chosen)
+			return
+		}
+		// No Score plugin: prioritizeNodes gives every feasible node the same score.
+		for _, name := range o.nodes {
+			if _, failed := rec.Filter[name]; !failed {
+				rec.BestNodes = append(rec.BestNodes, name)
+			}
+		}
 		return
 	}
 	weights := map[string]int64{}
