@@ -36,6 +36,14 @@ IMAGE_SIZES = {
     "example.com/big/model:v3": 2900 * 1024 * 1024,
 }
 EXTENDED = "example.com/gpu"
+#: The class of the pods with an overhead.
+RUNTIME_CLASS: Obj = {
+    "apiVersion": "node.k8s.io/v1",
+    "kind": "RuntimeClass",
+    "metadata": {"name": "sandboxed"},
+    "handler": "sandboxed",
+    "overhead": {"podFixed": {"cpu": "100m", "memory": "64Mi"}},
+}
 HUGEPAGES = "hugepages-2Mi"
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
@@ -187,6 +195,8 @@ class _Gen:
             # Limits only: the API server defaults requests from them.
             limits["cpu"] = requests.pop("cpu")
             self.features.append("limits-only")
+        if HUGEPAGES in requests and not ({"cpu", "memory"} & (set(requests) | set(limits))):
+            requests["memory"] = "128Mi"  # validation: hugepages need a cpu or memory request
         out: Obj = {}
         if requests:
             out["requests"] = requests
@@ -217,6 +227,15 @@ class _Gen:
         containers = [
             self.container(f"c{i}", allow_special, ports=True) for i in range(self.rng.randint(1, 2))
         ]
+        # A host port may appear once per pod (protocol, hostIP and port): validation.
+        seen_ports: set[tuple[str, int]] = set()
+        for c in containers:
+            ports = [p for p in c.get("ports", []) if (p["protocol"], p["hostPort"]) not in seen_ports]
+            seen_ports.update((p["protocol"], p["hostPort"]) for p in ports)
+            if ports:
+                c["ports"] = ports
+            else:
+                c.pop("ports", None)
         spec: Obj = {"containers": containers}
         if self.chance(0.25):
             inits = []
@@ -229,7 +248,9 @@ class _Gen:
             spec["initContainers"] = inits
             self.features.append("init")
         if self.chance(0.1):
-            spec["overhead"] = {"cpu": "100m", "memory": "64Mi"}
+            # The RuntimeClass admission plugin sets (and checks) the overhead of a class's pods.
+            spec["runtimeClassName"] = RUNTIME_CLASS["metadata"]["name"]
+            spec["overhead"] = dict(RUNTIME_CLASS["overhead"]["podFixed"])
             self.features.append("overhead")
         if self.chance(0.12):
             spec["resources"] = self.pod_level(containers + spec.get("initContainers", []))
@@ -247,7 +268,7 @@ class _Gen:
                 for kind in ("requests", "limits")
             )
 
-        cpu_m, mem_mi = total("cpu", _milli), total("memory", _mebi)
+        cpu_m, mem_mi = max(total("cpu", _milli), 100), max(total("memory", _mebi), 64)
         requests = {
             "cpu": f"{cpu_m + self.rng.choice((0, 500, 1500))}m",
             "memory": f"{mem_mi + self.rng.choice((0, 256, 2048))}Mi",
@@ -328,7 +349,10 @@ class _Gen:
             )
             self.features.append("affinity:namespaceSelector")
         if self.chance(0.2):
-            term[self.pick(("matchLabelKeys", "mismatchLabelKeys"))] = ["tier"]
+            # A key may not be both in the selector and in matchLabelKeys (validation).
+            free = [k for k in ("tier", "version") if k not in _selector_keys(term["labelSelector"])]
+            if free:
+                term[self.pick(("matchLabelKeys", "mismatchLabelKeys"))] = [self.pick(free)]
             self.features.append("affinity:labelKeys")
         return term
 
@@ -370,7 +394,9 @@ class _Gen:
                 c["nodeTaintsPolicy"] = self.pick(("Honor", "Ignore"))
                 self.features.append("spread:nodeTaintsPolicy")
             if self.chance(0.2):
-                c["matchLabelKeys"] = ["version"]
+                free = [k for k in ("tier", "version") if k not in _selector_keys(c["labelSelector"])]
+                if free:
+                    c["matchLabelKeys"] = [self.pick(free)]
                 self.features.append("spread:matchLabelKeys")
             self.features.append(f"spread:{c['whenUnsatisfiable']}")
             out.append(c)
@@ -648,6 +674,10 @@ class _Gen:
         }
 
 
+def _selector_keys(selector: Obj) -> set[str]:
+    return set(selector.get("matchLabels", {})) | {e["key"] for e in selector.get("matchExpressions", [])}
+
+
 def _milli(q: str) -> int:
     return int(q[:-1]) if q.endswith("m") else int(float(q) * 1000)
 
@@ -690,8 +720,12 @@ def generate(seed: int) -> Scenario:
         requests["cpu"] = g.pick(("500m", "1", "2"))
         requests["memory"] = g.pick(("256Mi", "1Gi"))
         requests.pop("ephemeral-storage", None)
+        if "resources" in pending["spec"]:  # pod-level requests cover the containers' new ones
+            pending["spec"]["resources"] = g.pod_level(
+                pending["spec"]["containers"] + pending["spec"].get("initContainers", [])
+            )
         first["resources"].get("limits", {}).pop("cpu", None)
         g.features.append("preemptor")
     config = g.config()
-    objects = [*g.namespaces(), *g.nodes, *classes, *owners, *g.pdbs(), *running, pending]
+    objects = [*g.namespaces(), RUNTIME_CLASS, *g.nodes, *classes, *owners, *g.pdbs(), *running, pending]
     return Scenario(seed, objects, config, sorted(set(g.features)))
