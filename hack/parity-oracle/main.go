@@ -623,10 +623,10 @@ func (o *oracle) explain(rec *podRecord, a *attempt, pod *v1.Pod) {
 		} else {
 			rec.EvaluatedNodes = statuses.Len()
 		}
+		// Every node: the explicit statuses, and the absent-node status for the others (all of them
+		// after a PreFilter rejection), as FitError counts them.
 		for _, name := range o.nodes {
-			if s := statuses.Get(name); s != nil && (statuses.Len() < a.fitErr.NumAllNodes || hasExplicit(statuses, name)) {
-				rec.Filter[name] = verdict(s)
-			}
+			rec.Filter[name] = verdict(statuses.Get(name))
 		}
 	default:
 		rec.Status, rec.Message = "Error", a.err.Error()
@@ -634,12 +634,6 @@ func (o *oracle) explain(rec *podRecord, a *attempt, pod *v1.Pod) {
 			rec.Status = "Unschedulable"
 		}
 	}
-}
-
-func hasExplicit(m *framework.NodeToStatus, name string) bool {
-	found := false
-	m.ForEachExplicitNode(func(n string, _ *fwk.Status) { found = found || n == name })
-	return found
 }
 
 // scores turns the weighted per-plugin scores back into normalized ones (the profile's weights) and
