@@ -129,8 +129,9 @@ def _filter_map(record: dict[str, Any]) -> dict[str, Any]:
     for node, verdict in record["filter"].items():
         reasons = verdict["reasons"]
         if verdict["plugin"] == "NodeResourcesFit":
-            fixed = [r for r in reasons if r in _FIXED_ORDER_RESOURCES]
-            reasons = fixed + sorted(r for r in reasons if r not in _FIXED_ORDER_RESOURCES)
+            # Sort the map-ordered reasons among themselves, in the places they hold.
+            scalar = iter(sorted(r for r in reasons if r not in _FIXED_ORDER_RESOURCES))
+            reasons = [r if r in _FIXED_ORDER_RESOURCES else next(scalar) for r in reasons]
         out[node] = {**verdict, "reasons": reasons}
     return out
 
