@@ -50,13 +50,12 @@ class Oracle:
 
     def __init__(self, binary: Path, disable: list[str]) -> None:
         self.disable = disable
-        self.proc = subprocess.Popen(
-            [str(binary), "-batch"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,  # kube-scheduler's own log lines
-            text=True,
-        )
+        # kube-scheduler's own log lines, kept for when the oracle dies.
+        self.log = Path(tempfile.mkstemp(prefix="parity-oracle-", suffix=".log")[1])
+        with self.log.open("w") as log:
+            self.proc = subprocess.Popen(
+                [str(binary), "-batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True
+            )
 
     def ask(self, state: Path, config: Path | None) -> dict[str, Any]:
         """The oracle's output for a state file (and configuration file)."""
@@ -66,7 +65,7 @@ class Oracle:
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         if not line:
-            raise RuntimeError(f"the oracle exited ({self.proc.poll()}) on {state}")
+            raise RuntimeError(f"the oracle exited ({self.proc.poll()}) on {state}; its log: {self.log}")
         out: dict[str, Any] = json.loads(line)
         return out
 
@@ -75,6 +74,7 @@ class Oracle:
         if self.proc.stdin is not None:
             self.proc.stdin.close()
         self.proc.wait(timeout=30)
+        self.log.unlink(missing_ok=True)
 
 
 def write_scenario(scenario: Scenario, directory: Path, name: str) -> tuple[Path, Path | None]:
