@@ -446,6 +446,9 @@ class _Gen:
                 spec["tolerations"] = self.tolerations()
             if self.chance(0.3):
                 spec["topologySpreadConstraints"] = self.spread_constraints()
+            if self.chance(0.03):
+                spec["schedulingGates"] = [{"name": "example.com/quota"}]
+                self.features.append("schedulingGates")
         if classes and self.chance(0.6 if pending else 0.5):
             spec["priorityClassName"] = self.pick(classes)
             if pending:
