@@ -143,21 +143,16 @@ class _Gen:
             allocatable[EXTENDED] = str(self.rng.randint(1, 4))
         spec: Obj = {}
         if self.chance(0.2):
-            spec["taints"] = [
-                {
+            taints: dict[tuple[str, str], Obj] = {}
+            for _ in range(self.rng.randint(1, 2)):
+                taint = {
                     "key": self.pick(("dedicated", "gpu", "maintenance")),
                     "value": self.pick(("true", "infra", "batch")),
                     "effect": self.pick(TAINT_EFFECTS),
                 }
-                for _ in range(self.rng.randint(1, 2))
-            ]
-            # Two taints with one key and effect are invalid.
-            seen: set[tuple[str, str]] = set()
-            spec["taints"] = [
-                t
-                for t in spec["taints"]
-                if (t["key"], t["effect"]) not in seen and not seen.add((t["key"], t["effect"]))
-            ]
+                # Two taints with one key and effect are invalid: the first stays.
+                taints.setdefault((taint["key"], taint["effect"]), taint)
+            spec["taints"] = list(taints.values())
         if self.chance(0.05):
             spec["unschedulable"] = True
         status: Obj = {"allocatable": allocatable, "capacity": dict(allocatable)}
