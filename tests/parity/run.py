@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from parity.generator import Scenario, generate
 from parity.harness import (
@@ -41,11 +42,15 @@ class Tally:
     score_values: int = 0
     score_values_equal: int = 0
     preempting: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)  # the oracle's verdicts: Scheduled, ..., scored
     failures: dict[str, list[int]] = field(default_factory=dict)  # aspect -> seeds
 
-    def add(self, seed: int, c: Comparison) -> None:
-        """Count one scenario's comparison."""
+    def add(self, seed: int, c: Comparison, oracle: dict[str, Any]) -> None:
+        """Count one scenario's comparison and what the oracle decided."""
         self.scenarios += 1
+        for pod in oracle.get("pods", []):
+            self.outcomes[pod["status"]] += 1
+            self.outcomes["scored (>1 feasible node)"] += bool(pod["scores"])
         self.score_values += c.score_values
         self.score_values_equal += c.score_values_equal
         self.preempting += c.preempting
@@ -70,6 +75,7 @@ class Tally:
                 f"{'score values':<14}{self.score_values_equal:>8}{self.score_values:>8}{rate:>9.2f}%"
             )
         lines.append(f"scenarios with preemption: {self.preempting}")
+        lines.append("oracle verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(self.outcomes.items())))
         return "\n".join(lines)
 
 
@@ -87,8 +93,8 @@ def run(
         started = time.monotonic()
         for i in range(n):
             scenario = generate(seed + i)
-            comparison, _, _ = run_scenario(scenario, oracle, registry, work)
-            tally.add(scenario.seed, comparison)
+            comparison, _, verdicts = run_scenario(scenario, oracle, registry, work)
+            tally.add(scenario.seed, comparison, verdicts)
             if progress and (i + 1) % 250 == 0:
                 print(f"  {i + 1}/{n} scenarios, {time.monotonic() - started:.0f} s", file=sys.stderr)
         for aspect, seeds in tally.failures.items():
