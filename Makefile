@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8888
 BINDIR ?= $(HOME)/.local/bin
 
-.PHONY: install install-run link run demo test lint typecheck unit bench clean control-plane
+.PHONY: install install-run link run demo test lint typecheck unit bench clean control-plane parity-oracle parity
 
 # Everything, the test tools included (what `make test` and development need).
 install: .venv/.installed-dev link
@@ -50,8 +50,17 @@ typecheck: install
 control-plane:
 	hack/control-plane.sh build
 
-unit: install control-plane
+# kube-scheduler v1.36.3's framework as a program: the oracle of tests/parity (docs/parity.md).
+parity-oracle: control-plane
+	hack/parity-oracle.sh build >/dev/null
+
+unit: install control-plane parity-oracle
 	.venv/bin/pytest
+
+# The deep parity pass: N random scenarios through berth and the oracle (SEED=... replays a run).
+N ?= 5000
+parity: install parity-oracle
+	PYTHONPATH=tests .venv/bin/python -m parity.run -n $(N) $(if $(SEED),--seed $(SEED))
 
 test: lint typecheck unit
 

@@ -100,19 +100,22 @@ def _effective(regular: Iterable[ResourceList], init: Iterable[tuple[ResourceLis
     return total
 
 
-def pod_requests(pod: Pod, non_missing: ResourceList | None = None) -> ResourceList:
+def pod_requests(
+    pod: Pod, non_missing: ResourceList | None = None, *, pod_level: bool = True
+) -> ResourceList:
     """The pod's effective requests (containers, sidecar/regular init containers, pod-level, overhead).
 
     ``non_missing`` is ``NonMissingContainerRequests``: every container (regular or init) that
     does not request one of its resources counts as requesting the given amount; an explicit 0
-    stays 0. Pod-level requests then override the resources they set.
+    stays 0. Pod-level requests then override the resources they set, unless ``pod_level`` is false
+    (``SkipPodLevelResources``).
     """
     reqs = _effective(
         [_with_defaults(c, non_missing) for c in pod.containers],
         [(_with_defaults(c, non_missing), c.restartable) for c in pod.init_containers],
     )
     # Pod-level resources (PodLevelResources, on in v1.36) override cpu, memory and hugepages.
-    for name, value in pod.pod_requests.items():
+    for name, value in pod.pod_requests.items() if pod_level else ():
         if is_supported_pod_level_resource(name):
             reqs[name] = value
     if pod.overhead:

@@ -151,6 +151,7 @@ class Algorithm:
         if pre_result is not None and pre_result.node_names is not None:
             by_name = {n.name: n for n in all_nodes}
             candidates = [by_name[n] for n in sorted(pre_result.node_names) if n in by_name]
+            diagnosis.pre_filter_nodes = frozenset(pre_result.node_names)
             names = " ".join(sorted(plugins_with_nodes))
             diagnosis.node_to_status.absent = Status(
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) didn't satisfy plugin(s) [{names}]"

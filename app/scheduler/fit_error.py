@@ -21,6 +21,9 @@ class Diagnosis:
     pending_plugins: set[str] = field(default_factory=set)
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
+    #: The nodes a PreFilterResult narrowed the search to (None: every node); the others carry the
+    #: absent-node status. Not in kube-scheduler's Diagnosis: explanations of scheduled pods need it.
+    pre_filter_nodes: frozenset[str] | None = None
 
     def add_plugin_status(self, status: Status) -> None:
         """Record the rejecting plugin (``Diagnosis.AddPluginStatus``)."""

@@ -139,6 +139,14 @@ def explain_attempt(attempt: Attempt, node_names: Sequence[str]) -> PodRecord:
         record.feasible_nodes = 0 if attempt.status == "Unschedulable" else result.feasible_nodes
         record.evaluated_nodes = result.evaluated_nodes
         record.scores = list(result.scores)
+        if diagnosis.pre_filter_nodes is not None:
+            # Nodes a PreFilterResult left out (NodeAffinity matchFields, NodeName) were never filtered;
+            # kube-scheduler records the absent-node status for them (SetAbsentNodesStatus) whether or
+            # not the pod fits elsewhere: "node(s) didn't satisfy plugin(s) [NodeAffinity]".
+            absent = diagnosis.node_to_status.absent
+            for name in node_names:
+                if name not in diagnosis.pre_filter_nodes:
+                    record.filter.setdefault(name, absent)
         if attempt.status == "Scheduled":
             record.message = ""
         return record

@@ -5,7 +5,8 @@ multi-document YAML (``---``), a ``v1 List`` (``kind: List`` with ``items``), a 
 array of objects. Nodes, Pods and PriorityClasses are parsed; every other kind is kept as a raw
 :class:`~app.scheduler.scheduler.ClusterObjects` entry for plugins that read them, with one warning
 per kind. Pods with ``spec.nodeName`` are running; the others are pending and get their priority the
-way the Priority admission plugin would have set it.
+way the Priority admission plugin would have set it
+(the class's value and preemptionPolicy).
 """
 
 from __future__ import annotations
@@ -236,13 +237,17 @@ def _default_priority_class(classes: list[PriorityClass]) -> PriorityClass | Non
     return default
 
 
-def _resolve_priority(pod: Pod, classes: dict[str, PriorityClass], default: PriorityClass | None) -> int:
-    """spec.priority, else the named class's value, else the global default's, else 0.
+def _resolve_priority(
+    pod: Pod, classes: dict[str, PriorityClass], default: PriorityClass | None
+) -> tuple[int, str]:
+    """The Priority admission plugin on create: ``(priority, preemptionPolicy)``.
 
-    Raises FieldError for an unknown class name, which the Priority admission plugin rejects.
+    The named class's value and preemptionPolicy, else the global default's, else 0 and the pod's own
+    policy. A pod that already has spec.priority (read back from a cluster) was admitted before and
+    keeps both. Raises FieldError for an unknown class name, which the admission plugin rejects.
     """
     if pod.priority is not None:
-        return pod.priority
+        return pod.priority, pod.preemption_policy
     if pod.priority_class_name:
         pc = classes.get(pod.priority_class_name)
         if pc is None:
@@ -250,8 +255,10 @@ def _resolve_priority(pod: Pod, classes: dict[str, PriorityClass], default: Prio
                 "spec.priorityClassName",
                 f"Not found: no PriorityClass with name {pod.priority_class_name} was found",
             )
-        return pc.value
-    return default.value if default is not None else 0
+        return pc.value, pc.preemption_policy
+    if default is not None:
+        return default.value, default.preemption_policy
+    return 0, pod.preemption_policy
 
 
 def parse_state(text: str, path: str = "<state>") -> ClusterState:
@@ -318,11 +325,13 @@ def parse_state(text: str, path: str = "<state>") -> ClusterState:
     default = _default_priority_class(state.priority_classes)
     for pod, where in pods:
         try:
-            priority = _resolve_priority(pod, classes, default)
+            priority, policy = _resolve_priority(pod, classes, default)
         except FieldError as err:
             raise StateError(path, str(err), where) from None
         # Running pods were admitted too: their priority counts for preemption and for plugins.
-        resolved = pod if pod.priority == priority else dataclasses.replace(pod, priority=priority)
+        resolved = pod
+        if pod.priority != priority or pod.preemption_policy != policy:
+            resolved = dataclasses.replace(pod, priority=priority, preemption_policy=policy)
         if resolved.node_name:
             state.running.append(resolved)
         else:

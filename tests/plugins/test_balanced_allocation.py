@@ -211,3 +211,19 @@ def test_invalid_args_are_rejected() -> None:
             NodeResourcesBalancedAllocationArgs([ResourceSpec("cpu", 2)]), FakeHandle()
         )
     assert err.value.path == "resources[0].weight"
+
+
+def test_pod_level_resources_are_scored() -> None:
+    """BalancedAllocation, unlike NodeResourcesFit's Score, is built with enablePodLevelResources: the
+    pod-level requests replace the containers' (balanced_allocation_test.go's pod-level cases)."""
+    handle, infos = snapshot([], [util_node("node1", 4000, 10000)])
+    p = NodeResourcesBalancedAllocation(NodeResourcesBalancedAllocationArgs(), handle)
+
+    def score(pod: Pod) -> int:
+        state = CycleState()
+        assert p.pre_score(state, pod, infos) is None
+        return p.score(state, pod, infos[0])
+
+    pod_level = st_pod({"cpu": "1000m", "memory": "5000"}, pod_requests={"cpu": "2000m", "memory": "5000"})
+    assert score(pod_level) == score(st_pod({"cpu": "2000m", "memory": "5000"}))
+    assert score(pod_level) != score(st_pod({"cpu": "1000m", "memory": "5000"}))

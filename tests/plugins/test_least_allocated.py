@@ -206,3 +206,35 @@ def test_least_requested_score() -> None:
     assert least_requested_score(5, 4) == 0
     assert least_requested_score(1, 3) == 66
     assert least_requested_score(3000, 4000) == 25
+
+
+def test_score_ignores_pod_level_resources() -> None:
+    """kube-scheduler v1.36.3 builds Fit's scorer (nodeResourceStrategyTypeMap) without
+    enablePodLevelResources: a pod is scored by its containers' requests, with the 100m/200Mi non-zero
+    defaults for the ones that request nothing, whatever ``spec.resources`` says. Derived from
+    least_allocated_test.go's "nothing scheduled, resources requested, differently sized nodes"."""
+    nodes = [capacity_node("node1", "4000", "10000"), capacity_node("node2", "6000", "10000")]
+    by_containers = two_container_pod()
+    with_pod_level = st_pod(
+        {"cpu": "1000", "memory": "2000"},
+        {"cpu": "2000", "memory": "3000"},
+        pod_requests={"cpu": "3500", "memory": "9000"},
+    )
+    empty_with_pod_level = st_pod(empty_containers=1, pod_requests={"cpu": "3000", "memory": "9000"})
+    handle, infos = snapshot([], nodes)
+    p = NodeResourcesFit(
+        NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(LEAST_ALLOCATED, DEFAULT)), handle
+    )
+
+    def scores(pod: Pod) -> list[int]:
+        state = CycleState()
+        assert p.pre_score(state, pod, infos) is None
+        return [p.score(state, pod, info) for info in infos]
+
+    assert scores(with_pod_level) == scores(by_containers) == [37, 50]
+    # The non-zero defaults (100m, 200Mi) stand in for the empty container, not the pod-level requests.
+    assert (
+        scores(empty_with_pod_level)
+        == scores(st_pod(empty_containers=1))
+        != scores(st_pod({"cpu": "3000", "memory": "9000"}))
+    )

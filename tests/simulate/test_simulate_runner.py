@@ -169,6 +169,35 @@ def test_prefilter_narrowing_lists_excluded_nodes() -> None:
     }
 
 
+def test_scheduled_pod_explanation_lists_nodes_its_prefilter_result_excluded() -> None:
+    # kube-scheduler's findNodesThatFitPod sets the absent-node status before filtering, so the nodes a
+    # PreFilterResult left out are explained for a pod that fits too (issue 17, divergence 5).
+    affinity = (
+        "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "        nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n2]}]}]\n"
+    )
+    [record] = run_text(
+        node_yaml("n1") + node_yaml("n2") + node_yaml("n3") + pod_yaml("p", spec=affinity)
+    ).records
+    assert (record.status, record.node, record.feasible_nodes, record.evaluated_nodes) == (
+        "Scheduled",
+        "n2",
+        1,
+        1,
+    )
+    assert {n: (s.plugin, s.code, s.reasons) for n, s in record.filter.items()} == {
+        "n1": ("", Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ["node(s) didn't satisfy plugin(s) [NodeAffinity]"]),
+        "n3": ("", Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ["node(s) didn't satisfy plugin(s) [NodeAffinity]"]),
+    }
+
+
+def test_scheduled_pod_without_prefilter_result_lists_only_failing_nodes() -> None:
+    text = node_yaml("n1", cpu="1") + node_yaml("n2") + pod_yaml("p", cpu="2")
+    [record] = run_text(text).records
+    assert (record.status, record.node) == ("Scheduled", "n2")
+    assert {n: s.reasons for n, s in record.filter.items()} == {"n1": ["Insufficient cpu"]}
+
+
 class RejectAll(PreFilterPlugin):
     """A PreFilter that rejects every pod."""
 

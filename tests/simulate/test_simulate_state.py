@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from simulate.simhelpers import node_yaml, pod_yaml, state_of
+from simulate.simhelpers import node_yaml, pod_yaml, run_text, state_of
 
 from app.simulate import StateError, load_state, parse_state
 
@@ -188,6 +188,43 @@ def test_running_pods_get_their_priority_too() -> None:
         PRIORITY_CLASSES + node_yaml("n1") + pod_yaml("r", spec="  nodeName: n1\n  priorityClassName: high\n")
     )
     assert state_of(text).running[0].priority == 1000
+
+
+def test_preemption_policy_comes_from_the_priority_class() -> None:
+    # The Priority admission plugin copies the class's preemptionPolicy onto the pod, like its value
+    # (issue 17, divergence 4); the global default's too. A pod read back with spec.priority keeps its own.
+    never = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: polite}\nvalue: 50\npreemptionPolicy: Never\n---\n"
+    default_never = never.replace("polite", "quiet").replace("value: 50", "value: 3\nglobalDefault: true")
+    text = (
+        never
+        + default_never
+        + pod_yaml("by-class", spec="  priorityClassName: polite\n")
+        + pod_yaml("by-default")
+        + pod_yaml("admitted", spec="  priority: 50\n  priorityClassName: polite\n")
+        + pod_yaml("builtin", spec="  priorityClassName: system-cluster-critical\n")
+    )
+    policies = {p.pod.name: (p.pod.priority, p.pod.preemption_policy) for p in state_of(text).pending}
+    assert policies == {
+        "by-class": (50, "Never"),
+        "by-default": (3, "Never"),
+        "admitted": (50, "PreemptLowerPriority"),
+        "builtin": (2000000000, "PreemptLowerPriority"),
+    }
+
+
+def test_a_never_class_keeps_its_pods_from_preempting() -> None:
+    never = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: polite}\nvalue: 50\npreemptionPolicy: Never\n---\n"
+    text = (
+        never
+        + node_yaml("n1", cpu="1")
+        + pod_yaml("low", spec="  nodeName: n1\n")
+        + pod_yaml("high", spec="  priorityClassName: polite\n")
+    )
+    [record] = run_text(text).records
+    assert (record.status, record.victims) == ("Unschedulable", [])
+    assert record.message == (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never."
+    )
 
 
 def test_unknown_priority_class_is_rejected() -> None:

@@ -102,7 +102,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         raise_errors(args.validate())
         super().__init__(args, handle)
         # useRequested: the pod's and the node's plain requests, no non-zero defaults.
-        self.scorer = ResourceAllocationScorer(args.resources, True)
+        self.scorer = ResourceAllocationScorer(args.resources, True, pod_level_resources=True)
         self._without_pod: dict[int, int] = {}  # NodeInfo generation -> balance score without the pod
         self._memo = ScoreMemo()  # score_nodes' scores of nodes that did not change since
 

@@ -257,7 +257,10 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.ignored_resource_groups = frozenset(args.ignored_resource_groups)
         strategy = args.scoring_strategy
         shape = strategy.requested_to_capacity_ratio.shape if strategy.requested_to_capacity_ratio else None
-        self.scorer = ResourceAllocationScorer(strategy.resources, False, strategy.type, shape)
+        # nodeResourceStrategyTypeMap builds Fit's scorer without enablePodLevelResources.
+        self.scorer = ResourceAllocationScorer(
+            strategy.resources, False, strategy.type, shape, pod_level_resources=False
+        )
 
     # --- PreFilter / Filter --------------------------------------------------------------
 

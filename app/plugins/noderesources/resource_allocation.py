@@ -151,6 +151,11 @@ class ResourceAllocationScorer:
     ``use_requested`` selects ``NodeInfo.requested`` for cpu/memory (BalancedAllocation) instead of
     ``NodeInfo.non_zero_requested`` (NodeResourcesFit). The pod side follows suit: without
     ``use_requested`` a container missing cpu/memory counts as 100m/200Mi.
+
+    ``pod_level_resources`` is the scorer's ``enablePodLevelResources``. kube-scheduler v1.36.3 sets it
+    for BalancedAllocation only: NodeResourcesFit's scorers come from ``nodeResourceStrategyTypeMap``,
+    which never sets it, so Fit scores a pod by its container requests even when ``spec.resources``
+    says otherwise (its Filter and the node's totals do use pod-level resources). A quirk kept on purpose.
     """
 
     __slots__ = (
@@ -158,6 +163,7 @@ class ResourceAllocationScorer:
         "kinds",
         "memo",
         "names",
+        "pod_level_resources",
         "resources",
         "specs",
         "strategy",
@@ -172,6 +178,8 @@ class ResourceAllocationScorer:
         use_requested: bool,
         strategy: str = LEAST_ALLOCATED,
         shape: Sequence[UtilizationShapePoint] | None = None,
+        *,
+        pod_level_resources: bool,
     ) -> None:
         self.resources: tuple[ResourceSpec, ...] = tuple(resources)
         self.names: tuple[str, ...] = tuple(r.name for r in resources)
@@ -182,6 +190,7 @@ class ResourceAllocationScorer:
             zip(self.names, self.weights, self.kinds, strict=True)
         )
         self.use_requested = use_requested
+        self.pod_level_resources = pod_level_resources
         self.memo = ScoreMemo()  # score_many's scores of nodes that did not change since
         self.strategy = strategy
         self.table: tuple[int, ...] = ()
@@ -199,7 +208,8 @@ class ResourceAllocationScorer:
 
     def pod_request_list(self, pod: Pod) -> tuple[int, ...]:
         """``calculatePodResourceRequestList``: the pod's request of each configured resource."""
-        reqs = pod_requests(pod, None if self.use_requested else NON_MISSING_DEFAULTS)
+        non_missing = None if self.use_requested else NON_MISSING_DEFAULTS
+        reqs = pod_requests(pod, non_missing, pod_level=self.pod_level_resources)
         out = []
         for name in self.names:
             q = reqs.get(name)
