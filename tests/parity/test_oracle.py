@@ -191,7 +191,7 @@ def test_tied_priority_is_still_unschedulable(oracle: Oracle, tmp_path: Path) ->
     pod = _ask(oracle, tmp_path, text)
     assert pod["status"] == "Unschedulable" and pod["victims"] == []
     assert pod["message"] == (
-        "0/1 nodes are available: 1 Too many pods. "
+        "0/1 nodes are available: 1 Too many pods. no new claims to deallocate, "
         "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     )
 

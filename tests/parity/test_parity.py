@@ -114,6 +114,7 @@ spec:
     [pod] = oracle.ask(state, None)["pods"]
     assert pod["status"] == "Unschedulable"
     assert pod["message"] == (
-        "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never."
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+        "preemption: not eligible due to preemptionPolicy=Never."
     )
     assert pod["victims"] == [] and pod["nominatedNode"] is None

@@ -26,7 +26,7 @@ from app.plugins.dynamicresources.plugin import (
 )
 from app.plugins.registry import in_tree_registry
 from app.scheduler.scheduler import ClusterObjects, Engine
-from builders import make_node
+from builders import make_node, make_pod
 from fakes import FakeHandle
 from plugins.dra_helpers import (
     claim_raw,
@@ -336,9 +336,17 @@ def test_prioritized_list_scoring() -> None:
     store = store_with(raw, device_class_raw(), worker_slice("instance-1"))
     pl, state, p = plugin(store), CycleState(), pod_with_claim_name()
     pl.pre_filter(state, p, [])
-    assert pl.pre_score(state, p, [worker()]) is None
     assert pl.filter(state, p, worker()) is None
     assert pl.score(state, p, worker()) == 8 - 1  # only one device: the second subrequest
+    assert pl.score_nodes(state, p, [worker()]) == [8 - 1]
+
+
+def test_a_pod_without_claims_scores_zero_everywhere() -> None:
+    """kube-scheduler's DynamicResources has no PreScore: it scores every pod (0 without claims), so
+    it appears in each node's score breakdown."""
+    pl, state, p = plugin(store_with()), CycleState(), make_pod("plain")
+    pl.pre_filter(state, p, [])
+    assert pl.score_nodes(state, p, [worker(), worker()]) == [0, 0]
 
 
 # --- queueing hints --------------------------------------------------------------------------------

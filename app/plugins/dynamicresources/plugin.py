@@ -66,7 +66,6 @@ from app.framework.interfaces import (
     PreEnqueuePlugin,
     PreFilterPlugin,
     PreFilterResult,
-    PreScorePlugin,
     ReservePlugin,
     ScorePlugin,
 )
@@ -145,7 +144,6 @@ class DynamicResources(
     PreFilterPlugin,
     FilterPlugin,
     PostFilterPlugin,
-    PreScorePlugin,
     ScorePlugin,
     ReservePlugin,
     PreBindPlugin,
@@ -432,14 +430,20 @@ class DynamicResources(
 
     # --- PreScore / Score --------------------------------------------------------------------------------
 
-    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
-        """Nothing to score without firstAvailable subrequests (berth's shortcut; scores are all 0 then)."""
+    # kube-scheduler's DynamicResources has no PreScore: its Score runs for every pod, claims or not,
+    # and scores 0 without firstAvailable subrequests, so explanations list it with 0 for such pods.
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
+        """:meth:`score` per node; all zero, without a per-node call, when nothing can score."""
         s = state.get(STATE_KEY)
-        if not self.prioritized_list or not isinstance(s, _State) or not s.claims:
-            return skip()
-        if not any(r.first_available for c in s.claims for r in c.requests):
-            return skip()
-        return None
+        if (
+            not self.prioritized_list
+            or not isinstance(s, _State)
+            or not any(r.first_available for c in s.claims for r in c.requests)
+        ):
+            return [0] * len(nodes)
+        score = self.score
+        return [score(state, pod, n) for n in nodes]
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """``computeScore``: 8 - index of each chosen subrequest, summed over the claims."""
