@@ -2,7 +2,9 @@
 
 The state is what ``kubectl get nodes,pods,priorityclasses -o yaml`` prints, or hand-written YAML:
 multi-document YAML (``---``), a ``v1 List`` (``kind: List`` with ``items``), a JSON object or a JSON
-array of objects. Nodes, Pods and PriorityClasses are parsed; every other kind is kept as a raw
+array of objects. Nodes, Pods and PriorityClasses are parsed; the storage kinds (PersistentVolume,
+PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment) are
+validated and kept for the volume plugins; every other kind is kept as a raw
 :class:`~app.scheduler.scheduler.ClusterObjects` entry for plugins that read them, with one warning
 per kind. Pods with ``spec.nodeName`` are running; the others are pending and get their priority the
 way the Priority admission plugin would have set it.
@@ -28,6 +30,7 @@ from app.api.objects import (
     parse_pod,
     parse_priority_class,
 )
+from app.api.storage import STORAGE_KINDS
 from app.scheduler.scheduler import ClusterObjects
 
 __all__ = [
@@ -299,6 +302,11 @@ def parse_state(text: str, path: str = "<state>") -> ClusterState:
                         raise duplicate(where, "metadata.name", pc.name, seen_classes[pc.name])
                     seen_classes[pc.name] = doc.where
                     state.priority_classes.append(pc)
+                elif (api_version, kind) in STORAGE_KINDS:
+                    # --- storage: validated here (field-path errors), read by the volume plugins ---
+                    STORAGE_KINDS[api_version, kind](doc.raw, "")
+                    state.objects.add(doc.raw)
+                    state.other_objects.append(doc.raw)
                 else:
                     state.objects.add(doc.raw)
                     state.other_objects.append(doc.raw)

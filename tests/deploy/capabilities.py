@@ -121,6 +121,18 @@ _BINDING = {
     "target": {"apiVersion": "v1", "kind": "Node", "name": "node"},
 }
 _EVENTS = "/apis/events.k8s.io/v1/namespaces/{ns}/events"
+_PV = {
+    "apiVersion": "v1",
+    "kind": "PersistentVolume",
+    "metadata": {"name": MISSING},
+    "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/tmp"}},
+}
+_PVC = {
+    "apiVersion": "v1",
+    "kind": "PersistentVolumeClaim",
+    "metadata": {"name": MISSING},
+    "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+}
 _LEASES = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
 
 
@@ -231,6 +243,21 @@ STANDALONE: list[Capability] = [
         _call("PATCH", _EVENTS + "/" + MISSING, {"series": {"count": 2}}, _DRY_RUN, _STRATEGIC),
     ),
     *DELEGATED_AUTH,
+    # --- storage: VolumeBinding's PreBind ---
+    Capability(
+        "volume binding: set a PersistentVolume's claimRef",
+        "",
+        "persistentvolumes",
+        "update",
+        _call("PUT", "/api/v1/persistentvolumes/" + MISSING, _PV, _DRY_RUN),
+    ),
+    Capability(
+        "volume binding: annotate a claim with its selected node",
+        "",
+        "persistentvolumeclaims",
+        "update",
+        _call("PUT", "/api/v1/namespaces/{ns}/persistentvolumeclaims/" + MISSING, _PVC, _DRY_RUN),
+    ),
     Capability(
         "leader election: create the Lease",
         "coordination.k8s.io",

@@ -1,0 +1,169 @@
+"""Typed, indexed access to the storage objects among the cluster objects (the storage listers).
+
+The engine keeps every kind other than pods and nodes as raw dicts (``Handle.objects``), which informers
+replace on each event. :class:`StorageLister` parses each raw object once (an object is re-parsed only
+when its dict is replaced) and indexes them by name, so that the storage plugins look a claim or a class
+up in O(1). A malformed object (an informer cannot refuse one) is logged once and left out, as if absent.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, TypeVar
+
+from app import logs
+from app.api.errors import FieldError
+from app.api.storage import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    VolumeAttachment,
+    parse_csi_driver,
+    parse_csi_node,
+    parse_csi_storage_capacity,
+    parse_persistent_volume,
+    parse_persistent_volume_claim,
+    parse_storage_class,
+    parse_volume_attachment,
+)
+from app.framework.interfaces import ObjectLister
+
+T = TypeVar("T")
+
+PV_KIND = "PersistentVolume"
+PVC_KIND = "PersistentVolumeClaim"
+STORAGE_CLASS_KIND = "StorageClass"
+CSI_NODE_KIND = "CSINode"
+CSI_DRIVER_KIND = "CSIDriver"
+CSI_STORAGE_CAPACITY_KIND = "CSIStorageCapacity"
+VOLUME_ATTACHMENT_KIND = "VolumeAttachment"
+
+
+def _key(raw: Mapping[str, Any]) -> str:
+    meta = raw.get("metadata") or {}
+    namespace = meta.get("namespace") or ""
+    return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
+
+
+class _Index(Generic[T]):
+    """The parsed objects of one kind by ``namespace/name`` (``name`` when cluster-scoped)."""
+
+    __slots__ = ("by_key", "derived", "raw_ids")
+
+    def __init__(self, by_key: dict[str, T], raw_ids: dict[int, tuple[Mapping[str, Any], T]]) -> None:
+        self.by_key = by_key
+        self.raw_ids = raw_ids
+        self.derived: dict[str, object] = {}
+
+
+class _Kind(Generic[T]):
+    """One kind's parser and its latest index."""
+
+    def __init__(self, kind: str, parse: Callable[[Mapping[str, Any], str], T], namespaced: bool) -> None:
+        self.kind = kind
+        self.parse = parse
+        self.namespaced = namespaced
+        self.index: _Index[T] = _Index({}, {})
+        self.bad: set[int] = set()
+
+    def refresh(self, raws: list[Mapping[str, Any]]) -> _Index[T]:
+        old = self.index
+        if len(raws) == len(old.raw_ids) and all(id(r) in old.raw_ids for r in raws):
+            return old
+        by_key: dict[str, T] = {}
+        raw_ids: dict[int, tuple[Mapping[str, Any], T]] = {}
+        for raw in raws:
+            hit = old.raw_ids.get(id(raw))
+            if hit is not None and hit[0] is raw:
+                parsed = hit[1]
+            else:
+                try:
+                    parsed = self.parse(raw, self.kind)
+                except FieldError as err:
+                    if id(raw) not in self.bad:
+                        self.bad.add(id(raw))
+                        logs.error(
+                            "Ignoring a malformed object", kind=self.kind, object=_key(raw), err=str(err)
+                        )
+                    continue
+            raw_ids[id(raw)] = (raw, parsed)
+            by_key[_key(raw) if self.namespaced else str((raw.get("metadata") or {}).get("name"))] = parsed
+        self.index = _Index(by_key, raw_ids)
+        return self.index
+
+
+class StorageLister:
+    """PersistentVolumes, claims, classes, CSINodes, CSIDrivers, capacities and attachments, parsed.
+
+    Thread-safe: the scheduling loop and binding goroutines (PreBind) both read.
+    """
+
+    def __init__(self, objects: ObjectLister) -> None:
+        self.objects = objects
+        self._lock = threading.Lock()
+        self._pvs = _Kind(PV_KIND, parse_persistent_volume, False)
+        self._pvcs = _Kind(PVC_KIND, parse_persistent_volume_claim, True)
+        self._classes = _Kind(STORAGE_CLASS_KIND, parse_storage_class, False)
+        self._csi_nodes = _Kind(CSI_NODE_KIND, parse_csi_node, False)
+        self._csi_drivers = _Kind(CSI_DRIVER_KIND, parse_csi_driver, False)
+        self._capacities = _Kind(CSI_STORAGE_CAPACITY_KIND, parse_csi_storage_capacity, True)
+        self._attachments = _Kind(VOLUME_ATTACHMENT_KIND, parse_volume_attachment, False)
+
+    def _index(self, kind: _Kind[T]) -> _Index[T]:
+        raws = self.objects.list_cluster(kind.kind)
+        with self._lock:
+            return kind.refresh(raws)
+
+    def pvs(self) -> dict[str, PersistentVolume]:
+        """PersistentVolumes by name."""
+        return self._index(self._pvs).by_key
+
+    def pvcs(self) -> dict[str, PersistentVolumeClaim]:
+        """PersistentVolumeClaims by ``namespace/name``."""
+        return self._index(self._pvcs).by_key
+
+    def pvc(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
+        """One claim, or None."""
+        return self.pvcs().get(f"{namespace}/{name}")
+
+    def storage_classes(self) -> dict[str, StorageClass]:
+        """StorageClasses by name."""
+        return self._index(self._classes).by_key
+
+    def csi_nodes(self) -> dict[str, CSINode]:
+        """CSINodes by name (a node's name)."""
+        return self._index(self._csi_nodes).by_key
+
+    def csi_drivers(self) -> dict[str, CSIDriver]:
+        """CSIDrivers by name."""
+        return self._index(self._csi_drivers).by_key
+
+    def capacities(self) -> list[CSIStorageCapacity]:
+        """Every CSIStorageCapacity."""
+        return list(self._index(self._capacities).by_key.values())
+
+    def attachments_by_node(self) -> dict[str, list[VolumeAttachment]]:
+        """VolumeAttachments by ``spec.nodeName`` (the ``va.spec.nodename`` index)."""
+        index = self._index(self._attachments)
+        cached = index.derived.get("by_node")
+        if cached is None:
+            by_node: dict[str, list[VolumeAttachment]] = {}
+            for va in index.by_key.values():
+                by_node.setdefault(va.node_name, []).append(va)
+            index.derived["by_node"] = cached = by_node
+        return cached  # type: ignore[return-value]
+
+    def pvs_by_class(self) -> dict[str, list[PersistentVolume]]:
+        """PersistentVolumes by storage class name (the assume cache's ``ListPVs`` index)."""
+        index = self._index(self._pvs)
+        cached = index.derived.get("by_class")
+        if cached is None:
+            by_class: dict[str, list[PersistentVolume]] = {}
+            for pv in index.by_key.values():
+                by_class.setdefault(pv.storage_class_name, []).append(pv)
+            index.derived["by_class"] = cached = by_class
+        return cached  # type: ignore[return-value]
