@@ -43,6 +43,7 @@ __all__ = [
     "ANN_SELECTED_NODE",
     "BINDING_IMMEDIATE",
     "BINDING_WAIT_FOR_FIRST_CONSUMER",
+    "LABEL_ZONE_SPLIT",
     "NOT_SUPPORTED_PROVISIONER",
     "STORAGE_KINDS",
     "CSIDriver",
@@ -56,6 +57,7 @@ __all__ = [
     "StorageClass",
     "TopologySelectorTerm",
     "VolumeAttachment",
+    "ephemeral_claim_error",
     "match_topology_selector_terms",
     "not_found",
     "parse_csi_driver",
@@ -80,6 +82,8 @@ BINDING_IMMEDIATE = "Immediate"
 BINDING_WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
 
 FILESYSTEM = "Filesystem"
+#: How a zone label lists several zones (``cloudvolume.LabelMultiZoneDelimiter``).
+LABEL_ZONE_SPLIT = "__"
 
 
 def _join(path: str, key: str) -> str:
@@ -539,3 +543,14 @@ def with_changes(raw: Raw, annotations: Mapping[str, str] | None = None, **spec:
     if spec:
         out["spec"] = {**(out.get("spec") or {}), **spec}
     return out
+
+
+def ephemeral_claim_error(
+    pod_namespace: str, pod_name: str, pod_uid: str, claim: PersistentVolumeClaim
+) -> str:
+    """``ephemeral.VolumeIsForPod``: "" when the pod controls the claim, else the error message."""
+    if claim.namespace == pod_namespace and any(
+        o.controller and o.uid == pod_uid for o in claim.owner_references
+    ):
+        return ""
+    return f"PVC {claim.namespace}/{claim.name} was not created for pod {pod_namespace}/{pod_name} (pod is not owner)"
