@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import random
 import threading
@@ -105,6 +106,64 @@ class CacheBinder:
         return None
 
 
+# --- storage: VolumeBinding's PreBind without an API server -------------------------------------------
+
+
+class ObjectsVolumeWriter:
+    """VolumeBinding's writes without an API server (simulate, the extender): into the cluster objects,
+    with the binding completed at once, as if the PV controller acted instantly.
+
+    A PersistentVolume written with a claimRef becomes Bound and its claim bound to it (volumeName and
+    the bind-completed annotation); a claim written with a selected node keeps it: the volume is
+    provisioned there, and any other pod using the claim must go to that node too.
+    """
+
+    completes_bindings = True
+
+    def __init__(self, objects: ClusterObjects) -> None:
+        self.objects = objects
+
+    def update(self, kind: str, raw: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Store ``raw`` (one resourceVersion newer) and complete the PV controller's part."""
+        stored = _next_version(raw)
+        self.objects.upsert(kind, _stored_key(stored), stored)
+        ref = (stored.get("spec") or {}).get("claimRef")
+        if kind == "PersistentVolume" and ref:
+            stored["status"] = {**(stored.get("status") or {}), "phase": "Bound"}
+            for claim in self.objects.list_cluster("PersistentVolumeClaim"):
+                meta = claim.get("metadata") or {}
+                if (meta.get("namespace") or "default", meta.get("name")) != (
+                    ref.get("namespace"),
+                    ref.get("name"),
+                ):
+                    continue
+                bound = _next_version(claim)
+                bound["spec"] = {**(bound.get("spec") or {}), "volumeName": stored["metadata"]["name"]}
+                annotations = bound["metadata"].get("annotations") or {}
+                bound["metadata"]["annotations"] = {**annotations, "pv.kubernetes.io/bind-completed": "yes"}
+                bound["status"] = {**(bound.get("status") or {}), "phase": "Bound"}
+                self.objects.upsert("PersistentVolumeClaim", _stored_key(bound), bound)
+        return stored
+
+
+def _stored_key(raw: Mapping[str, Any]) -> str:
+    """The key :meth:`ClusterObjects.add` gave the object."""
+    meta = raw.get("metadata") or {}
+    return ClusterObjects.key(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+
+def _next_version(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of ``raw`` with its resourceVersion one higher (0 when it had none)."""
+    out = copy.deepcopy(dict(raw))
+    meta = out.setdefault("metadata", {})
+    try:
+        version = int(meta.get("resourceVersion") or 0)
+    except ValueError:
+        version = 0
+    meta["resourceVersion"] = str(version + 1)
+    return out
+
+
 class CacheClusterActions:
     """Preemption without an API server (simulate, the extender): victims simply leave the cache.
 
@@ -143,6 +202,8 @@ class _Handle:
         self.objects = objects
         self.binder = binder
         self.parallelism = parallelism
+        # --- storage: where VolumeBinding's PreBind writes (see VolumeWriter) ---
+        self.volume_writer: Any = engine.volume_writer
 
     @property
     def snapshot(self) -> NodeInfoLister:
@@ -224,6 +285,7 @@ class Engine:
         binder: Binder | None = None,
         seed: int | None = None,
         cluster_actions: ClusterActions | None = None,
+        volume_writer: Any = None,
     ) -> None:
         self.cfg = cfg
         self.cache = cache if cache is not None else Cache()
@@ -243,6 +305,10 @@ class Engine:
         )
         self.objects = objects if objects is not None else ClusterObjects()
         self.binder = binder if binder is not None else CacheBinder(self.cache)
+        # VolumeBinding's PreBind writes: the API server's writer under berth run, else the objects.
+        self.volume_writer = volume_writer
+        if volume_writer is None and isinstance(self.objects, ClusterObjects):
+            self.volume_writer = ObjectsVolumeWriter(self.objects)
         self.handle = _Handle(self, self.objects, self.binder, cfg.parallelism)
         self.profiles: dict[str, Framework] = build_profiles(cfg, registry, self.handle)
 

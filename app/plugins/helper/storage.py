@@ -14,6 +14,7 @@ from typing import Any, Generic, TypeVar
 
 from app import logs
 from app.api.errors import FieldError
+from app.api.objects import EPHEMERAL_SOURCE, PVC_SOURCE, Pod, pod_claim_name
 from app.api.storage import (
     CSIDriver,
     CSINode,
@@ -30,6 +31,7 @@ from app.api.storage import (
     parse_storage_class,
     parse_volume_attachment,
 )
+from app.framework.events import HintError
 from app.framework.interfaces import ObjectLister
 
 T = TypeVar("T")
@@ -91,7 +93,9 @@ class _Kind(Generic[T]):
                         )
                     continue
             raw_ids[id(raw)] = (raw, parsed)
-            by_key[_key(raw) if self.namespaced else str((raw.get("metadata") or {}).get("name"))] = parsed
+            # The parsed namespace: "default" when the raw object (a state file's) has none.
+            name = getattr(parsed, "name", "")
+            by_key[f"{getattr(parsed, 'namespace', '')}/{name}" if self.namespaced else name] = parsed
         self.index = _Index(by_key, raw_ids)
         return self.index
 
@@ -167,3 +171,21 @@ class StorageLister:
                 by_class.setdefault(pv.storage_class_name, []).append(pv)
             index.derived["by_class"] = cached = by_class
         return cached  # type: ignore[return-value]
+
+
+def as_storage_objects(kind: type[T], old: object, new: object) -> tuple[T | None, T | None]:
+    """A storage event's objects as ``kind`` (``util.As``); None stays None, anything else is a
+    :class:`~app.framework.events.HintError` (the queue then takes Queue)."""
+    for obj in (old, new):
+        if obj is not None and not isinstance(obj, kind):
+            raise HintError(f"expected a {kind.__name__}, got {type(obj).__name__}")
+    return old, new  # type: ignore[return-value]
+
+
+def pod_uses_claim(pod: Pod, claim: PersistentVolumeClaim, ephemeral: bool = True) -> bool:
+    """Whether ``claim`` is one of the pod's: a persistentVolumeClaim volume naming it or, with
+    ``ephemeral``, the claim of a generic ephemeral volume (the storage plugins' claim hints)."""
+    if claim.namespace != pod.namespace:
+        return False
+    kinds = (PVC_SOURCE, EPHEMERAL_SOURCE) if ephemeral else (PVC_SOURCE,)
+    return any(v.source in kinds and pod_claim_name(pod, v) == claim.name for v in pod.volumes)

@@ -30,7 +30,6 @@ from app.framework.events import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
-    HintError,
     QueueingHint,
     as_pods,
 )
@@ -44,7 +43,7 @@ from app.plugins.helper.csi_translation import (
     in_tree_handle,
     is_migration_on,
 )
-from app.plugins.helper.storage import StorageLister
+from app.plugins.helper.storage import StorageLister, as_storage_objects, pod_uses_claim
 
 NAME = "NodeVolumeLimits"
 STATE_KEY = "PreFilter" + NAME
@@ -259,33 +258,32 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
 
     def is_schedulable_after_claim_added(self, pod: Pod, old: object, new: object) -> QueueingHint:
         """Queue when the new claim is one of the pod's (generic ephemeral claims included)."""
-        if not isinstance(new, PersistentVolumeClaim):
-            raise HintError(f"expected a PersistentVolumeClaim, got {type(new).__name__}")
-        if new.namespace != pod.namespace:
-            return QueueingHint.QUEUE_SKIP
-        if any(v.is_claim and pod_claim_name(pod, v) == new.name for v in pod.volumes):
+        _, claim = as_storage_objects(PersistentVolumeClaim, old, new)
+        if claim is not None and pod_uses_claim(pod, claim):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
     def is_schedulable_after_attachment_deleted(self, pod: Pod, old: object, new: object) -> QueueingHint:
         """Queue when the pod has a claim, or a migrated inline volume of the attachment's driver."""
-        if not isinstance(old, VolumeAttachment):
-            raise HintError(f"expected a VolumeAttachment, got {type(old).__name__}")
+        deleted, _ = as_storage_objects(VolumeAttachment, old, new)
+        if deleted is None:
+            return QueueingHint.QUEUE_SKIP
         for volume in pod.volumes:
             if volume.source == PVC_SOURCE:
                 return QueueingHint.QUEUE
             if not is_inline_migratable(volume):
                 continue
-            if csi_driver_of_plugin(IN_TREE_PLUGIN_OF_SOURCE[volume.source]) == old.attacher:
+            if csi_driver_of_plugin(IN_TREE_PLUGIN_OF_SOURCE[volume.source]) == deleted.attacher:
                 return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
     def is_schedulable_after_csi_node_updated(self, pod: Pod, old: object, new: object) -> QueueingHint:
         """Queue when a driver's attach limit went up (an absent count is 0)."""
-        if not isinstance(old, CSINode) or not isinstance(new, CSINode):
-            raise HintError("expected CSINodes")
-        old_limits = {d.name: d.allocatable_count or 0 for d in old.drivers}
-        for d in new.drivers:
+        original, modified = as_storage_objects(CSINode, old, new)
+        if original is None or modified is None:
+            return QueueingHint.QUEUE
+        old_limits = {d.name: d.allocatable_count or 0 for d in original.drivers}
+        for d in modified.drivers:
             if (d.allocatable_count or 0) > old_limits.get(d.name, 0):
                 return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP

@@ -24,7 +24,6 @@ from app.framework.events import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
-    HintError,
     QueueingHint,
     as_pods,
 )
@@ -38,7 +37,7 @@ from app.framework.interfaces import (
 )
 from app.framework.status import Status, error, skip, unresolvable, unschedulable
 from app.framework.types import NodeInfo, PodInfo
-from app.plugins.helper.storage import StorageLister
+from app.plugins.helper.storage import StorageLister, as_storage_objects, pod_uses_claim
 
 NAME = "VolumeRestrictions"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -227,11 +226,8 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, PreFilterExtensions, Enq
 
     def is_schedulable_after_claim_added(self, pod: Pod, old: object, new: object) -> QueueingHint:
         """Queue when the new claim is one the pod refers to."""
-        if not isinstance(new, PersistentVolumeClaim):
-            raise HintError(f"expected a PersistentVolumeClaim, got {type(new).__name__}")
-        if new.namespace != pod.namespace:
-            return QueueingHint.QUEUE_SKIP
-        if any(v.source == PVC_SOURCE and v.claim_name == new.name for v in pod.volumes):
+        _, claim = as_storage_objects(PersistentVolumeClaim, old, new)
+        if claim is not None and pod_uses_claim(pod, claim, ephemeral=False):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 

@@ -37,13 +37,12 @@ from app.framework.events import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
-    HintError,
     QueueingHint,
 )
 from app.framework.interfaces import EnqueueExtensions, FilterPlugin, Handle, PreFilterPlugin, PreFilterResult
 from app.framework.status import Status, skip, unresolvable
 from app.framework.types import NodeInfo
-from app.plugins.helper.storage import StorageLister
+from app.plugins.helper.storage import StorageLister, as_storage_objects, pod_uses_claim
 
 NAME = "VolumeZone"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -184,30 +183,23 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
 
     def is_schedulable_after_claim_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
         """Queue when the claim is one of the pod's."""
-        if not isinstance(new, PersistentVolumeClaim):
-            raise HintError(f"expected a PersistentVolumeClaim, got {type(new).__name__}")
-        if new.namespace == pod.namespace and any(
-            v.source == PVC_SOURCE and v.claim_name == new.name for v in pod.volumes
-        ):
+        _, claim = as_storage_objects(PersistentVolumeClaim, old, new)
+        if claim is not None and pod_uses_claim(pod, claim, ephemeral=False):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
     def is_schedulable_after_storage_class_added(self, pod: Pod, old: object, new: object) -> QueueingHint:
         """Queue for a WaitForFirstConsumer class only."""
-        if not isinstance(new, StorageClass):
-            raise HintError(f"expected a StorageClass, got {type(new).__name__}")
-        if new.volume_binding_mode == BINDING_WAIT_FOR_FIRST_CONSUMER:
+        _, sc = as_storage_objects(StorageClass, old, new)
+        if sc is not None and sc.volume_binding_mode == BINDING_WAIT_FOR_FIRST_CONSUMER:
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
 
     def is_schedulable_after_volume_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
         """Queue for a new PV, or one whose topology labels changed."""
-        if not isinstance(new, PersistentVolume) or (
-            old is not None and not isinstance(old, PersistentVolume)
-        ):
-            raise HintError("expected PersistentVolumes")
-        if old is None:
+        original, modified = as_storage_objects(PersistentVolume, old, new)
+        if original is None or modified is None:
             return QueueingHint.QUEUE
-        if pv_topologies(old) != pv_topologies(new):
+        if pv_topologies(original) != pv_topologies(modified):
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE_SKIP
