@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from app import logs, metrics
 from app.api.objects import Pod
@@ -245,6 +245,27 @@ class Attempt:
     # NominatingInfo of a failed attempt: (mode, node). The default clears the nomination.
     nominating: tuple[str, str] = (MODE_OVERRIDE, "")
     assumed: Pod | None = None  # a Scheduled attempt's pod with node_name set, as the cache assumed it
+    # What Reserve plugins reserved on the node, in words (VolumeBinding: the PVs bound, the claims
+    # provisioned), for explanations.
+    reserved: list[str] = field(default_factory=list)
+
+
+@runtime_checkable
+class ExplainsReservation(Protocol):
+    """A Reserve plugin that can say what it reserved for the pod on a node."""
+
+    def reservation_notes(self, state: CycleState, node_name: str) -> list[str]:
+        """What was reserved on ``node_name``, one sentence each."""
+        ...
+
+
+def _reservations(fwk: Framework, state: CycleState, node_name: str) -> list[str]:
+    return [
+        note
+        for pl in fwk.reserve
+        if isinstance(pl, ExplainsReservation)
+        for note in pl.reservation_notes(state, node_name)
+    ]
 
 
 @dataclass(slots=True)
@@ -420,7 +441,13 @@ class Engine:
                 )
             return Attempt(pod, "Error", message=status.message(), result=result)
         return Attempt(
-            pod, "Scheduled", node=host, result=result, diagnosis=result.diagnosis, assumed=assumed
+            pod,
+            "Scheduled",
+            node=host,
+            result=result,
+            diagnosis=result.diagnosis,
+            assumed=assumed,
+            reserved=_reservations(fwk, state, host),
         )
 
     def binding_cycle(self, fwk: Framework, state: CycleState, pod: Pod, attempt: Attempt) -> Attempt:

@@ -32,6 +32,8 @@ def record_dict(record: PodRecord) -> dict[str, Any]:
     and ``total``, the weighted sum. Nodes are listed by name so the output is stable.
     ``nominatedNode`` is the node preemption nominated for the pod (null when it preempted nothing)
     and ``victims`` the running pods it preempted (``namespace/name``, most important first).
+    ``volumes`` says what binding the pod's claims took on its node: each PersistentVolume a claim binds,
+    each claim provisioned there (WaitForFirstConsumer); empty when there was nothing to bind.
     """
     return {
         "pod": record.pod.key,
@@ -42,6 +44,7 @@ def record_dict(record: PodRecord) -> dict[str, Any]:
         "evaluatedNodes": record.evaluated_nodes,
         "nominatedNode": record.nominated_node,
         "victims": [v.key for v in record.victims],
+        "volumes": list(record.volumes),
         "filter": {
             name: {"plugin": status.plugin, "status": status.code.label, "reasons": list(status.reasons)}
             for name, status in sorted(record.filter.items())
@@ -70,6 +73,8 @@ def _reason(record: PodRecord) -> str:
         reason = reason if score is None else f"{reason}, score {score}"
     else:
         reason = record.message
+    if record.volumes:
+        reason = f"{reason}; {'; '.join(record.volumes)}"
     if record.victims:
         # Victims were running pods, so they have no row of their own: the preemptor names them.
         preempted = ", ".join(v.key for v in record.victims)

@@ -22,7 +22,7 @@ from app.config import dump_config
 from app.config.types import LeaderElectionConfig as LeaderElectionSettings
 from app.config.types import SchedulerConfiguration
 from app.framework.registry import Registry
-from app.kube.actions import ApiBinder, ApiClusterActions
+from app.kube.actions import ApiBinder, ApiClusterActions, ApiVolumeWriter
 from app.kube.client import KubeClient
 from app.kube.events import EventBroadcaster
 from app.kube.informer import PODS, InformerSet
@@ -106,7 +106,14 @@ def setup(cfg: SchedulerConfiguration, registry: Registry, options: Options) -> 
     status = PodStatusWriter(client)
     objects = ClusterObjects()
     actions = ApiClusterActions(client, lambda pod: recorders.get(pod.scheduler_name), status)
-    engine = Engine(cfg, registry, objects=objects, binder=ApiBinder(client), cluster_actions=actions)
+    engine = Engine(
+        cfg,
+        registry,
+        objects=objects,
+        binder=ApiBinder(client),
+        cluster_actions=actions,
+        volume_writer=ApiVolumeWriter(client),  # VolumeBinding's PreBind
+    )
     queue = PriorityQueue.for_profiles(
         engine.profiles,
         pod_initial_backoff=float(cfg.pod_initial_backoff_seconds),

@@ -34,6 +34,7 @@ def test_json_shape_exactly() -> None:
         "evaluatedNodes",
         "nominatedNode",
         "victims",
+        "volumes",
         "filter",
         "scores",
     ]
@@ -63,6 +64,7 @@ def test_json_shape_exactly() -> None:
         "evaluatedNodes": 3,
         "nominatedNode": None,
         "victims": [],
+        "volumes": [],
         "filter": {
             name: {
                 "plugin": "NodeResourcesFit",
@@ -87,6 +89,7 @@ def test_json_shape_exactly() -> None:
         "evaluatedNodes": 0,
         "nominatedNode": None,
         "victims": [],
+        "volumes": [],
         "filter": {},
         "scores": {},
     }

@@ -281,13 +281,20 @@ class VolumeBinding(
             return error(str(err))
         return None
 
-    def pod_volumes(self, state: CycleState, node_name: str) -> PodVolumes | None:
-        """What Reserve assumed for ``node_name`` (the PVs to bind, the claims to provision), for
-        explanations; None when the pod has no claim to bind there."""
+    def reservation_notes(self, state: CycleState, node_name: str) -> list[str]:
+        """What Reserve assumed on ``node_name``, in words: each PV a claim binds, each claim provisioned."""
         s = state.get(STATE_KEY)
         if not isinstance(s, _State) or s.all_bound:
-            return None
-        return s.pod_volumes_by_node.get(node_name)
+            return []
+        volumes: PodVolumes | None = s.pod_volumes_by_node.get(node_name)
+        if volumes is None:
+            return []
+        notes = [f"claim {b.pvc.key} binds PersistentVolume {b.pv.name}" for b in volumes.static_bindings]
+        notes.extend(
+            f"claim {p.pvc.key} is provisioned on {node_name} (StorageClass {p.pvc.storage_class_name})"
+            for p in volumes.dynamic_provisions
+        )
+        return notes
 
     # --- QueueingHints ---------------------------------------------------------------------------------------
 
