@@ -34,7 +34,7 @@ leaderElection:
   resourceNamespace: {namespace}
 profiles:
 - schedulerName: {scheduler_name}
-"""
+{profile_extra}"""
 
 
 def insecure_context(cert: tuple[Path, Path] | None = None) -> ssl.SSLContext:
@@ -73,6 +73,7 @@ class BerthScheduler(Process):
         client_cert: tuple[Path, Path] | None = None,
         extra_args: tuple[str, ...] = (),
         verbosity: int = 3,
+        profile_extra: str = "",
     ) -> None:
         super().__init__(name, workdir / f"{name}.log")
         self.kubeconfig = kubeconfig
@@ -89,6 +90,7 @@ class BerthScheduler(Process):
                 lease_name=lease_name,
                 namespace=namespace,
                 scheduler_name=SCHEDULER_NAME,
+                profile_extra=profile_extra,  # more of the profile (pluginConfig), indented by two
             )
         )
         self.client_ca = client_ca
