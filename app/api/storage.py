@@ -403,6 +403,10 @@ class CSINode:
     annotations: dict[str, str]
     drivers: list[CSINodeDriver]
     raw: Raw = field(repr=False)
+    limits: dict[str, int] = field(default_factory=dict)  # volume_limits(), computed once
+
+    def __post_init__(self) -> None:
+        self.limits = self.volume_limits()
 
     def migrated_plugins(self) -> set[str]:
         """The in-tree plugins this node migrated to CSI (``storage.alpha.kubernetes.io/migrated-plugins``)."""

@@ -37,6 +37,10 @@ from app.scheduler.profile import build_profiles
 PLUGIN_METRICS_SAMPLE_PERCENT = 10
 
 
+#: How many changes per kind ClusterObjects remembers for incremental readers (see ``changes``).
+CHANGE_LOG_SIZE = 4096
+
+
 class ClusterObjects:
     """Raw cluster objects other than pods and nodes, by kind (Service, ReplicaSet, ...).
 
@@ -47,6 +51,8 @@ class ClusterObjects:
     def __init__(self, objects: Mapping[str, list[Mapping[str, Any]]] | None = None) -> None:
         self._lock = threading.Lock()
         self._by_kind: dict[str, dict[str, Mapping[str, Any]]] = {}
+        self._revisions: dict[str, int] = {}  # bumped on every change of a kind (see revision())
+        self._change_log: dict[str, list[str]] = {}  # the keys changed, oldest first (see changes())
         self._anonymous = 0
         for objs in (objects or {}).values():
             for obj in objs:
@@ -67,17 +73,47 @@ class ClusterObjects:
             else:
                 self._anonymous += 1
                 key = f"#{self._anonymous}"
-            self._by_kind.setdefault(str(obj.get("kind", "")), {})[key] = obj
+            kind = str(obj.get("kind", ""))
+            self._by_kind.setdefault(kind, {})[key] = obj
+            self._changed(kind, key)
 
     def upsert(self, kind: str, key: str, obj: Mapping[str, Any]) -> None:
         """Add or replace the object of ``kind`` at ``key`` (an informer's add or update)."""
         with self._lock:
             self._by_kind.setdefault(kind, {})[key] = obj
+            self._changed(kind, key)
 
     def delete(self, kind: str, key: str) -> None:
         """Forget the object of ``kind`` at ``key`` (an informer's delete); unknown keys are ignored."""
         with self._lock:
             self._by_kind.get(kind, {}).pop(key, None)
+            self._changed(kind, key)
+
+    def _changed(self, kind: str, key: str) -> None:
+        """Count a change of ``kind`` at ``key`` (the caller holds the lock)."""
+        self._revisions[kind] = self._revisions.get(kind, 0) + 1
+        log = self._change_log.setdefault(kind, [])
+        log.append(key)
+        if len(log) > 2 * CHANGE_LOG_SIZE:
+            del log[:-CHANGE_LOG_SIZE]
+
+    def changes(self, kind: str, since: int) -> tuple[int, dict[str, Mapping[str, Any] | None]] | None:
+        """The objects of ``kind`` changed after revision ``since``, by key (None: deleted), and the
+        current revision; None when the log no longer reaches back that far (read everything then)."""
+        with self._lock:
+            revision = self._revisions.get(kind, 0)
+            log = self._change_log.get(kind, [])
+            count = revision - since
+            if count < 0 or count > len(log):
+                return None
+            objects = self._by_kind.get(kind, {})
+            return revision, {key: objects.get(key) for key in log[len(log) - count :]}
+
+    def revision(self, kind: str) -> int:
+        """A number that changes whenever an object of ``kind`` is added, replaced or deleted, so that
+        readers that index a kind (the storage listers) rebuild only after a change."""
+        with self._lock:
+            return self._revisions.get(kind, 0)
 
     def list_cluster(self, kind: str) -> list[Mapping[str, Any]]:
         """Cluster-scoped objects of ``kind`` (Namespaces, ...): every object of the kind."""

@@ -6,12 +6,13 @@ cases, and TestFindAssumeVolumes (an assumed PV is not offered to the next pod).
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
-from app.api.objects import Pod
+from app.api.objects import Pod, parse_node
 from app.plugins.helper.storage import StorageLister
 from app.plugins.volumebinding.binder import (
     ERR_REASON_BIND_CONFLICT,
@@ -19,13 +20,16 @@ from app.plugins.volumebinding.binder import (
     ERR_REASON_NOT_ENOUGH_SPACE,
     ERR_REASON_PV_NOT_EXIST,
     BinderError,
+    CandidateVolumes,
     PodVolumes,
     VolumeBinder,
+    find_matching_volume,
 )
 from app.scheduler.scheduler import ClusterObjects, ObjectsVolumeWriter
 from plugins.volumebinding_helpers import (
     CLASSES,
     PROVISIONER,
+    WAIT_CLASS,
     WAIT_CLASS_WITH_PROVISIONER,
     binder,
     binding,
@@ -37,10 +41,13 @@ from plugins.volumebinding_helpers import (
     immediate_bound_pvc,
     immediate_unbound_pvc,
     make_test_pod,
+    make_test_pv,
     names,
     no_provisioner_pvc,
     node1,
     node2,
+    parsed_pv,
+    parsed_pvc,
     prebound_pvc,
     provisioned_pvc,
     provisioned_pvc2,
@@ -398,3 +405,37 @@ def test_check_bindings_errors() -> None:
     volumes2, _ = _assume(b2, pod2)
     with pytest.raises(BinderError, match='provisioning failed for PVC "provisioned-pvc2"'):
         b2._check_bindings(pod2, node1, [], [p.pvc for p in volumes2.dynamic_provisions])
+
+
+def test_candidates_per_node_give_the_full_scans_answer() -> None:
+    """The hostname index of local PVs: for every node and claim, the PV chosen from the node's
+    candidates is the one FindMatchingVolume picks from every PV of the class."""
+    rng = random.Random(7)
+    raws = []
+    for i in range(60):
+        host = f"h{rng.randrange(6)}"
+        raw = make_test_pv(f"pv-{i}", "", f"{rng.randrange(1, 6)}G", "1", None, WAIT_CLASS)
+        if i % 5:  # most are local to one host; the rest have no affinity or another key
+            raw["spec"]["nodeAffinity"] = {
+                "required": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": "kubernetes.io/hostname", "operator": "In", "values": [host]}
+                            ]
+                        }
+                    ]
+                }
+            }
+        if i % 17 == 0:
+            raw["spec"]["claimRef"] = {"namespace": "testns", "name": "unbound-pvc", "uid": "pvc-uid"}
+        raws.append(raw)
+    volumes = [parsed_pv(r) for r in raws]
+    index = CandidateVolumes(volumes)
+    claims = [parsed_pvc(unbound_pvc), parsed_pvc(unbound_pvc2)]
+    for h in range(7):
+        node = parse_node({"metadata": {"name": f"h{h}", "labels": {"kubernetes.io/hostname": f"h{h}"}}})
+        for claim in claims:
+            full = find_matching_volume(claim, volumes, node, {}, True)
+            indexed = find_matching_volume(claim, index.for_node(node), node, {}, True)
+            assert (full and full.name) == (indexed and indexed.name)

@@ -9,6 +9,7 @@ up in O(1). A malformed object (an informer cannot refuse one) is logged once an
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
@@ -71,6 +72,7 @@ class _Kind(Generic[T]):
         self.namespaced = namespaced
         self.index: _Index[T] = _Index({}, {})
         self.bad: set[int] = set()
+        self.revision: int | None = None  # the objects' revision the index was built at
 
     def refresh(self, raws: list[Mapping[str, Any]]) -> _Index[T]:
         old = self.index
@@ -99,6 +101,36 @@ class _Kind(Generic[T]):
         self.index = _Index(by_key, raw_ids)
         return self.index
 
+    def apply(self, changed: Mapping[str, Mapping[str, Any] | None]) -> _Index[T]:
+        """A new index with the objects at the ``changed`` keys (of the object store) replaced."""
+        by_key = dict(self.index.by_key)  # copied: readers of the previous index keep a stable one
+        for store_key, raw in changed.items():
+            if raw is None:
+                # Deleted: the store's key is namespace/name (name when cluster-scoped), as ours.
+                namespace, _, name = store_key.rpartition("/")
+                by_key.pop(f"{namespace or 'default'}/{name}" if self.namespaced else name, None)
+                continue
+            parsed = self._parse(raw)
+            if parsed is not None:
+                by_key[self._key_of(parsed)] = parsed
+        # The raw-identity cache serves full relists only; after incremental updates a relist parses anew.
+        self.index = _Index(by_key, {})
+        return self.index
+
+    def _parse(self, raw: Mapping[str, Any]) -> T | None:
+        try:
+            return self.parse(raw, self.kind)
+        except FieldError as err:
+            if id(raw) not in self.bad:
+                self.bad.add(id(raw))
+                logs.error("Ignoring a malformed object", kind=self.kind, object=_key(raw), err=str(err))
+            return None
+
+    def _key_of(self, parsed: T) -> str:
+        # The parsed namespace: "default" when the raw object (a state file's) has none.
+        name = str(getattr(parsed, "name", ""))
+        return f"{getattr(parsed, 'namespace', '')}/{name}" if self.namespaced else name
+
 
 class StorageLister:
     """PersistentVolumes, claims, classes, CSINodes, CSIDrivers, capacities and attachments, parsed.
@@ -118,9 +150,25 @@ class StorageLister:
         self._attachments = _Kind(VOLUME_ATTACHMENT_KIND, parse_volume_attachment, False)
 
     def _index(self, kind: _Kind[T]) -> _Index[T]:
-        raws = self.objects.list_cluster(kind.kind)
+        # The engine's ClusterObjects numbers its changes per kind and remembers the keys changed: while
+        # the number stands the index stands (a lookup costs O(1)), and after a few changes only those
+        # objects are parsed again. Other listers (tests' fakes) are listed and compared.
+        revision_of = getattr(self.objects, "revision", None)
+        if revision_of is None:
+            raws = self.objects.list_cluster(kind.kind)
+            with self._lock:
+                return kind.refresh(raws)
+        if revision_of(kind.kind) == kind.revision:
+            return kind.index
         with self._lock:
-            return kind.refresh(raws)
+            changes = None if kind.revision is None else self.objects.changes(kind.kind, kind.revision)  # type: ignore[attr-defined]
+            if changes is not None:
+                kind.revision, changed = changes
+                return kind.apply(changed)
+            revision = revision_of(kind.kind)
+            index = kind.refresh(self.objects.list_cluster(kind.kind))
+            kind.revision = revision
+            return index
 
     def pvs(self) -> dict[str, PersistentVolume]:
         """PersistentVolumes by name."""
@@ -171,6 +219,21 @@ class StorageLister:
                 by_class.setdefault(pv.storage_class_name, []).append(pv)
             index.derived["by_class"] = cached = by_class
         return cached  # type: ignore[return-value]
+
+
+_SHARED: weakref.WeakKeyDictionary[ObjectLister, StorageLister] = weakref.WeakKeyDictionary()
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_storage_lister(objects: ObjectLister) -> StorageLister:
+    """The one :class:`StorageLister` over ``objects``: the storage plugins of every profile share it,
+    so each object is parsed and indexed once, not once per plugin."""
+    with _SHARED_LOCK:
+        lister = _SHARED.get(objects)
+        if lister is None:
+            lister = StorageLister(objects)
+            _SHARED[objects] = lister
+        return lister
 
 
 def as_storage_objects(kind: type[T], old: object, new: object) -> tuple[T | None, T | None]:

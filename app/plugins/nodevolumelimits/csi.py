@@ -43,7 +43,12 @@ from app.plugins.helper.csi_translation import (
     in_tree_handle,
     is_migration_on,
 )
-from app.plugins.helper.storage import StorageLister, as_storage_objects, pod_uses_claim
+from app.plugins.helper.storage import (
+    StorageLister,
+    as_storage_objects,
+    pod_uses_claim,
+    shared_storage_lister,
+)
 
 NAME = "NodeVolumeLimits"
 STATE_KEY = "PreFilter" + NAME
@@ -57,9 +62,11 @@ class _ClaimNotFound(Exception):
 class _Lookups(StateData):
     """This cycle's storage objects (looked up once in PreFilter, read for every node)."""
 
-    __slots__ = ("attachments", "classes", "csi_nodes", "pvcs", "pvs")
+    __slots__ = ("attachments", "classes", "csi_nodes", "new_volumes", "pvcs", "pvs")
 
     def __init__(self, storage: StorageLister) -> None:
+        # The pod's countable volumes (or why they cannot be counted), by whether the node has a CSINode.
+        self.new_volumes: dict[bool, dict[str, str] | Status] = {}
         self.pvcs = storage.pvcs()
         self.pvs = storage.pvs()
         self.classes = storage.storage_classes()
@@ -79,7 +86,7 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
 
     def __init__(self, args: Any, handle: Handle) -> None:
         super().__init__(args, handle)
-        self.storage = StorageLister(handle.objects)
+        self.storage = shared_storage_lister(handle.objects)
         # The handle of a claim not provisioned yet is unknown: kube makes up a unique one per claim.
         self.random_volume_id_prefix = secrets.token_hex(16)
 
@@ -101,18 +108,27 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             lookups = _Lookups(self.storage)
         node_name = node_info.node.name
         csi_node = lookups.csi_nodes.get(node_name)
-        new_volumes: dict[str, str] = {}
-        try:
-            self._attachable_volumes(lookups, pod, csi_node, True, new_volumes)
-        except _ClaimNotFound as err:
-            return unresolvable(str(err))
-        except (TranslationError, ValueError) as err:
-            return error(str(err))
-        if not new_volumes:
+        # The pod's own volumes depend on the node only through whether it has a CSINode (migration
+        # of in-tree volumes): computed once per cycle for each of the two cases.
+        has_csi_node = csi_node is not None
+        outcome = lookups.new_volumes.get(has_csi_node)
+        if outcome is None:
+            outcome = {}
+            try:
+                self._attachable_volumes(lookups, pod, csi_node, True, outcome)
+            except _ClaimNotFound as err:
+                outcome = unresolvable(str(err))
+            except (TranslationError, ValueError) as err:
+                outcome = error(str(err))
+            lookups.new_volumes[has_csi_node] = outcome
+        if isinstance(outcome, Status):
+            return outcome
+        if not outcome:
             return None
-        limits = csi_node.volume_limits() if csi_node is not None else {}
+        limits = csi_node.limits if csi_node is not None else {}
         if not limits:
             return None
+        new_volumes = dict(outcome)
         attached: dict[str, str] = {}
         try:
             for existing in node_info.pods:

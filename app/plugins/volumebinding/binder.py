@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Protocol
 
-from app.api.objects import Node, Pod, pod_claim_name
+from app.api.objects import LABEL_HOSTNAME, Node, Pod, pod_claim_name
 from app.api.storage import (
     ANN_BOUND_BY_CONTROLLER,
     ANN_SELECTED_NODE,
@@ -109,6 +109,67 @@ class PodVolumeClaims:
     unbound_claims_delay_binding: list[PersistentVolumeClaim] = field(default_factory=list)
     unbound_claims_immediate: list[PersistentVolumeClaim] = field(default_factory=list)
     unbound_volumes_delay_binding: dict[str, list[PersistentVolume]] = field(default_factory=dict)
+    # The bound claims' PVs (None: not found), looked up once per cycle rather than once per node.
+    bound_volumes: dict[str, PersistentVolume | None] = field(default_factory=dict)
+    # unbound_volumes_delay_binding indexed for each node (see CandidateVolumes), built on first use.
+    candidates: dict[str, CandidateVolumes] = field(default_factory=dict)
+
+    def candidates_for(self, class_name: str) -> CandidateVolumes:
+        """The PVs of ``class_name`` offered to the WFFC claims, indexed by node."""
+        index = self.candidates.get(class_name)
+        if index is None:
+            index = self.candidates[class_name] = CandidateVolumes(
+                self.unbound_volumes_delay_binding.get(class_name, [])
+            )
+        return index
+
+
+class CandidateVolumes:
+    """A class's PVs, with those that can only be on one node (a local PV: required node affinity of a
+    single ``kubernetes.io/hostname In`` term) indexed by that node's hostname.
+
+    FindMatchingVolume scans every PV of the class on every node; only the PVs a node can possibly
+    take need scanning, in the same order, for the same answer: those of its hostname and those
+    without such an affinity. PVs with a claimRef are always scanned (one bound to the claim but not
+    to the node ends the search).
+    """
+
+    __slots__ = ("by_host", "others")
+
+    def __init__(self, volumes: list[PersistentVolume]) -> None:
+        self.by_host: dict[str, list[tuple[int, PersistentVolume]]] = {}
+        self.others: list[tuple[int, PersistentVolume]] = []
+        for position, pv in enumerate(volumes):
+            hosts = _single_hostname_affinity(pv) if pv.claim_ref is None else None
+            if hosts is None:
+                self.others.append((position, pv))
+            else:
+                for host in hosts:
+                    self.by_host.setdefault(host, []).append((position, pv))
+
+    def for_node(self, node: Node) -> list[PersistentVolume]:
+        """The PVs ``node`` may take, in the class's order."""
+        host = node.labels.get(LABEL_HOSTNAME)
+        own = self.by_host.get(host, []) if host is not None else []
+        if not own:
+            return [pv for _, pv in self.others]
+        if not self.others:
+            return [pv for _, pv in own]
+        return [pv for _, pv in sorted((*own, *self.others), key=lambda entry: entry[0])]
+
+
+def _single_hostname_affinity(pv: PersistentVolume) -> frozenset[str] | None:
+    """The hostnames of a node affinity that is one ``kubernetes.io/hostname In [...]`` term, else None."""
+    affinity = pv.node_affinity
+    if affinity is None or len(affinity.terms) != 1:
+        return None
+    term = affinity.terms[0]
+    if term.errors or term.match_fields or len(term.match_expressions) != 1:
+        return None
+    requirement = term.match_expressions[0]
+    if requirement.key != LABEL_HOSTNAME or requirement.operator != "In":
+        return None
+    return requirement.values
 
 
 def _value(q: Fraction | None) -> int:
@@ -210,6 +271,8 @@ class VolumeBinder:
                 out.unbound_claims_delay_binding.append(pvc)
             else:
                 out.unbound_claims_immediate.append(pvc)
+        for pvc in out.bound_claims:
+            out.bound_volumes[pvc.volume_name] = self.pv_cache.get(pvc.volume_name)
         if out.unbound_claims_delay_binding:
             by_class = self.storage.pvs_by_class()
             for pvc in out.unbound_claims_delay_binding:
@@ -236,7 +299,7 @@ class VolumeBinder:
         volumes = PodVolumes()
         bound_satisfied = bound_pvs_found = unbound_satisfied = sufficient_storage = True
         if claims.bound_claims:
-            bound_satisfied, bound_pvs_found = self._check_bound_claims(claims.bound_claims, node)
+            bound_satisfied, bound_pvs_found = self._check_bound_claims(claims, node)
         if claims.unbound_claims_delay_binding:
             unbound_satisfied, sufficient_storage = self._check_unbound(claims, node, volumes)
         reasons = []
@@ -250,10 +313,11 @@ class VolumeBinder:
             reasons.append(ERR_REASON_PV_NOT_EXIST)
         return volumes, reasons
 
-    def _check_bound_claims(self, claims: list[PersistentVolumeClaim], node: Node) -> tuple[bool, bool]:
+    @staticmethod
+    def _check_bound_claims(claims: PodVolumeClaims, node: Node) -> tuple[bool, bool]:
         """``checkBoundClaims``: (node affinity satisfied, every PV found)."""
-        for pvc in claims:
-            pv = self.pv_cache.get(pvc.volume_name)
+        for pvc in claims.bound_claims:
+            pv = claims.bound_volumes.get(pvc.volume_name)
             if pv is None:
                 return True, False
             if not pv.matches_node(node.labels):
@@ -274,9 +338,7 @@ class VolumeBinder:
                 to_match.append(claim)
         satisfied = True
         if to_match:
-            satisfied, unmatched = self._find_matching_volumes(
-                to_match, claims.unbound_volumes_delay_binding, node, volumes
-            )
+            satisfied, unmatched = self._find_matching_volumes(to_match, claims, node, volumes)
             to_provision.extend(unmatched)
         if to_provision:
             return self._check_volume_provisions(to_provision, node, volumes)
@@ -285,7 +347,7 @@ class VolumeBinder:
     def _find_matching_volumes(
         self,
         claims: list[PersistentVolumeClaim],
-        by_class: dict[str, list[PersistentVolume]],
+        pod_claims: PodVolumeClaims,
         node: Node,
         volumes: PodVolumes,
     ) -> tuple[bool, list[PersistentVolumeClaim]]:
@@ -294,7 +356,8 @@ class VolumeBinder:
         unmatched = []
         found = True
         for pvc in sorted(claims, key=lambda c: c.request or Fraction(0)):
-            pv = find_matching_volume(pvc, by_class.get(pvc.storage_class_name, []), node, chosen, True)
+            candidates = pod_claims.candidates_for(pvc.storage_class_name).for_node(node)
+            pv = find_matching_volume(pvc, candidates, node, chosen, True)
             if pv is None:
                 unmatched.append(pvc)
                 found = False

@@ -57,7 +57,7 @@ from app.framework.interfaces import (
 )
 from app.framework.status import Status, error, skip, unresolvable
 from app.framework.types import NodeInfo
-from app.plugins.helper.storage import StorageLister, as_storage_objects, pod_uses_claim
+from app.plugins.helper.storage import as_storage_objects, pod_uses_claim, shared_storage_lister
 from app.plugins.noderesources.resource_allocation import shape_table
 from app.plugins.volumebinding.args import STORAGE_CAPACITY_SCORING, VolumeBindingArgs
 from app.plugins.volumebinding.binder import (
@@ -78,14 +78,30 @@ class _State(StateData):
     """The pod's claims and, per feasible node, what binding them there takes (shared by clones, as
     kube's stateData: preemption's dry runs see the same decisions)."""
 
-    __slots__ = ("all_bound", "claims", "has_static_bindings", "lock", "pod_volumes_by_node")
+    __slots__ = (
+        "all_bound",
+        "claims",
+        "has_static_bindings",
+        "lock",
+        "node_independent",
+        "pod_volumes_by_node",
+    )
 
     def __init__(self, claims: PodVolumeClaims | None) -> None:
         self.claims = claims
+        # Every claim bound to an existing PV without node affinity: every node fits and nothing is to
+        # be bound, so Filter's answer is the same on every node (computed once, in PreFilter).
+        self.node_independent = claims is not None and _node_independent(claims)
         self.pod_volumes_by_node: dict[str, PodVolumes] = {}
         self.has_static_bindings = False
         self.all_bound = False
         self.lock = threading.Lock()
+
+
+def _node_independent(claims: PodVolumeClaims) -> bool:
+    if claims.unbound_claims_delay_binding or claims.unbound_claims_immediate:
+        return False
+    return all(pv is not None and pv.node_affinity is None for pv in claims.bound_volumes.values())
 
 
 def _capacity_scorer(args: VolumeBindingArgs) -> Any:
@@ -123,7 +139,7 @@ class VolumeBinding(
     def __init__(self, args: Any, handle: Handle) -> None:
         args = args if isinstance(args, VolumeBindingArgs) else VolumeBindingArgs()
         super().__init__(args, handle)
-        self.storage = StorageLister(handle.objects)
+        self.storage = shared_storage_lister(handle.objects)
         self.binder = VolumeBinder(self.storage, float(args.bind_timeout_seconds))
         self.scorer = _capacity_scorer(args) if gates.DEFAULT.enabled(STORAGE_CAPACITY_SCORING) else None
         self.capacity_scoring = self.scorer is not None
@@ -180,6 +196,9 @@ class VolumeBinding(
         s = state.get(STATE_KEY)
         if not isinstance(s, _State) or s.claims is None:
             return error(f'reading "{STATE_KEY}" from cycleState: not found')
+        if s.node_independent:
+            # FindPodVolumes would find nothing to bind and no conflict; Reserve then sees all bound.
+            return None
         node = node_info.node
         if node is None:
             return error("node not found")

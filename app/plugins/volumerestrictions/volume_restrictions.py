@@ -37,7 +37,7 @@ from app.framework.interfaces import (
 )
 from app.framework.status import Status, error, skip, unresolvable, unschedulable
 from app.framework.types import NodeInfo, PodInfo
-from app.plugins.helper.storage import StorageLister, as_storage_objects, pod_uses_claim
+from app.plugins.helper.storage import as_storage_objects, pod_uses_claim, shared_storage_lister
 
 NAME = "VolumeRestrictions"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -146,7 +146,7 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, PreFilterExtensions, Enq
 
     def __init__(self, args: Any, handle: Handle) -> None:
         super().__init__(args, handle)
-        self.storage = StorageLister(handle.objects)
+        self.storage = shared_storage_lister(handle.objects)
 
     def _read_write_once_pod_pvcs(self, pod: Pod) -> tuple[frozenset[str], Status | None]:
         claims: dict[str, PersistentVolumeClaim] | None = None

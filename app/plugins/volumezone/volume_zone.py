@@ -42,7 +42,7 @@ from app.framework.events import (
 from app.framework.interfaces import EnqueueExtensions, FilterPlugin, Handle, PreFilterPlugin, PreFilterResult
 from app.framework.status import Status, skip, unresolvable
 from app.framework.types import NodeInfo
-from app.plugins.helper.storage import StorageLister, as_storage_objects, pod_uses_claim
+from app.plugins.helper.storage import as_storage_objects, pod_uses_claim, shared_storage_lister
 
 NAME = "VolumeZone"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -94,7 +94,7 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
 
     def __init__(self, args: Any, handle: Handle) -> None:
         super().__init__(args, handle)
-        self.storage = StorageLister(handle.objects)
+        self.storage = shared_storage_lister(handle.objects)
 
     def _pv_topologies(self, pod: Pod) -> tuple[list[PVTopology], Status | None]:
         """``getPVbyPod``."""
