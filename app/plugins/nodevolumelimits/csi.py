@@ -128,6 +128,8 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         limits = csi_node.limits if csi_node is not None else {}
         if not limits:
             return None
+        if self._fits_without_counting(lookups, outcome, limits, node_info):
+            return None
         new_volumes = dict(outcome)
         attached: dict[str, str] = {}
         try:
@@ -150,6 +152,36 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             if limit is not None and attached_count.get(driver, 0) + count > limit:
                 return unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
         return None
+
+    @staticmethod
+    def _fits_without_counting(
+        lookups: _Lookups, new_volumes: dict[str, str], limits: dict[str, int], node_info: NodeInfo
+    ) -> bool:
+        """Whether the node fits whatever its pods' volumes turn out to be: each volume of a pod on the
+        node, and each VolumeAttachment, counts at most once for one driver, so if even all of them
+        together with the pod's new volumes stay within the smallest limit concerned, the count (one
+        lookup per volume per node per attempt) cannot reject. Pods whose volumes the count could
+        reject with an error (generic ephemeral, inline migratable, a claim without a name) are
+        counted in full instead, so that such errors stay kube-scheduler's."""
+        drivers = {d for d in new_volumes.values() if d in limits}
+        if not drivers:
+            return True
+        room = (
+            min(limits[d] for d in drivers)
+            - len(new_volumes)
+            - len(lookups.attachments.get(node_info.name, ()))
+        )
+        for existing in node_info.pods:
+            for volume in existing.pod.volumes:
+                if volume.source == EPHEMERAL_SOURCE or is_inline_migratable(volume):
+                    return False
+                if volume.source == PVC_SOURCE:
+                    if not volume.claim_name:
+                        return False
+                    room -= 1
+            if room < 0:
+                return False
+        return room >= 0
 
     def _attachable_volumes(
         self, lookups: _Lookups, pod: Pod, csi_node: CSINode | None, new_pod: bool, result: dict[str, str]
