@@ -429,6 +429,8 @@ def test_candidates_per_node_give_the_full_scans_answer() -> None:
             }
         if i % 17 == 0:
             raw["spec"]["claimRef"] = {"namespace": "testns", "name": "unbound-pvc", "uid": "pvc-uid"}
+        elif i % 13 == 0:
+            raw["spec"]["claimRef"] = {"namespace": "testns", "name": "someone-else", "uid": "x"}
         raws.append(raw)
     volumes = [parsed_pv(r) for r in raws]
     index = CandidateVolumes(volumes)
@@ -437,5 +439,5 @@ def test_candidates_per_node_give_the_full_scans_answer() -> None:
         node = parse_node({"metadata": {"name": f"h{h}", "labels": {"kubernetes.io/hostname": f"h{h}"}}})
         for claim in claims:
             full = find_matching_volume(claim, volumes, node, {}, True)
-            indexed = find_matching_volume(claim, index.for_node(node), node, {}, True)
+            indexed = find_matching_volume(claim, index.for_node(node, claim), node, {}, True)
             assert (full and full.name) == (indexed and indexed.name)

@@ -129,33 +129,45 @@ class CandidateVolumes:
     single ``kubernetes.io/hostname In`` term) indexed by that node's hostname.
 
     FindMatchingVolume scans every PV of the class on every node; only the PVs a node can possibly
-    take need scanning, in the same order, for the same answer: those of its hostname and those
-    without such an affinity. PVs with a claimRef are always scanned (one bound to the claim but not
-    to the node ends the search).
+    give a claim need scanning, in the same order, for the same answer: the available ones of the
+    node's hostname and those without such an affinity, and of the PVs with a claimRef only those bound
+    to the claim (the others are skipped at once; one bound to the claim but not to the node ends the
+    search, so it is kept whatever its affinity).
     """
 
-    __slots__ = ("by_host", "others")
+    __slots__ = ("by_host", "claimed", "others")
 
     def __init__(self, volumes: list[PersistentVolume]) -> None:
         self.by_host: dict[str, list[tuple[int, PersistentVolume]]] = {}
         self.others: list[tuple[int, PersistentVolume]] = []
+        self.claimed: dict[tuple[str, str], list[tuple[int, PersistentVolume]]] = {}
         for position, pv in enumerate(volumes):
-            hosts = _single_hostname_affinity(pv) if pv.claim_ref is None else None
+            ref = pv.claim_ref
+            if ref is not None:
+                self.claimed.setdefault((ref.namespace, ref.name), []).append((position, pv))
+                continue
+            hosts = _single_hostname_affinity(pv)
             if hosts is None:
                 self.others.append((position, pv))
             else:
                 for host in hosts:
                     self.by_host.setdefault(host, []).append((position, pv))
 
-    def for_node(self, node: Node) -> list[PersistentVolume]:
-        """The PVs ``node`` may take, in the class's order."""
+    def for_node(self, node: Node, claim: PersistentVolumeClaim) -> list[PersistentVolume]:
+        """The PVs ``node`` may give ``claim``, in the class's order."""
         host = node.labels.get(LABEL_HOSTNAME)
-        own = self.by_host.get(host, []) if host is not None else []
-        if not own:
-            return [pv for _, pv in self.others]
-        if not self.others:
-            return [pv for _, pv in own]
-        return [pv for _, pv in sorted((*own, *self.others), key=lambda entry: entry[0])]
+        parts = [
+            part
+            for part in (
+                self.by_host.get(host, []) if host is not None else [],
+                self.others,
+                self.claimed.get((claim.namespace, claim.name), []),
+            )
+            if part
+        ]
+        if len(parts) == 1:
+            return [pv for _, pv in parts[0]]
+        return [pv for _, pv in sorted((entry for part in parts for entry in part), key=lambda e: e[0])]
 
 
 def _single_hostname_affinity(pv: PersistentVolume) -> frozenset[str] | None:
@@ -356,7 +368,7 @@ class VolumeBinder:
         unmatched = []
         found = True
         for pvc in sorted(claims, key=lambda c: c.request or Fraction(0)):
-            candidates = pod_claims.candidates_for(pvc.storage_class_name).for_node(node)
+            candidates = pod_claims.candidates_for(pvc.storage_class_name).for_node(node, pvc)
             pv = find_matching_volume(pvc, candidates, node, chosen, True)
             if pv is None:
                 unmatched.append(pvc)
