@@ -16,12 +16,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from engine import make_node, time_pods
+from engine import make_pod as basic_pod
+
 from app.api.objects import Pod, parse_pod
 from app.config import load_config
 from app.plugins.registry import in_tree_registry
 from app.scheduler.scheduler import ClusterObjects, Engine
-from bench.engine import make_node, time_pods
-from bench.engine import make_pod as basic_pod
 
 DRIVER = "test-driver.cdi.k8s.io"
 CLASS = "test-class"
@@ -100,7 +101,8 @@ def run(workload: str, num_nodes: int, devices: int, init_pods: int, measure_pod
     make = claiming_pod if dra else basic_pod
     for i in range(init_pods):
         engine.schedule_one(make(i))
-    return time_pods(engine, [make(init_pods + i) for i in range(measure_pods)])
+    pods = [make(init_pods + i) for i in range(measure_pods)]
+    return time_pods(lambda i: engine.schedule_one(pods[i - init_pods]), init_pods, measure_pods)
 
 
 def main() -> None:

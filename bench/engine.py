@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import gc
 import time
+from collections.abc import Callable
 from typing import Any
 
 import kube_framework
@@ -32,7 +33,7 @@ import kube_framework
 from app.api.objects import Node, Pod, parse_node, parse_pod
 from app.config import load_config
 from app.plugins.registry import in_tree_registry
-from app.scheduler.scheduler import Engine
+from app.scheduler.scheduler import Attempt, Engine
 
 ZONES = ("zone-a", "zone-b", "zone-c")
 
@@ -98,38 +99,39 @@ WORKLOADS = (
 
 
 def run(workload: str, num_nodes: int, init_pods: int, measure_pods: int) -> dict[str, float]:
-    """Schedule init pods, then time the measured pods; returns pods/s, per-pod latency and CPU time.
-
-    CPU time per pod is reported beside wall time because on a shared machine it is the steadier of
-    the two: other processes lengthen the wall time of a run, much less the CPU time it uses.
-    """
+    """Schedule init pods, then time the measured pods (see :func:`time_pods`)."""
     registry = in_tree_registry()
     engine = Engine(load_config(None, registry), registry, seed=1)
     for i in range(num_nodes):
         engine.cache.add_node(make_node(i))
     for i in range(init_pods):
         engine.schedule_one(make_pod(i, workload))
-    return time_pods(engine, [make_pod(init_pods + i, workload) for i in range(measure_pods)])
+    pods = [make_pod(init_pods + i, workload) for i in range(measure_pods)]
+    return time_pods(lambda i: engine.schedule_one(pods[i - init_pods]), init_pods, measure_pods)
 
 
-def time_pods(engine: Engine, pods: list[Pod]) -> dict[str, float]:
-    """Schedule ``pods`` one by one (each must fit): pods/s, CPU ms per pod, p50 and p99 latency."""
+def time_pods(schedule: Callable[[int], Attempt], first: int, count: int) -> dict[str, float]:
+    """Time ``schedule(i)`` for ``count`` pods from ``first``: pods/s, per-pod latency and CPU time.
+
+    CPU time per pod is reported beside wall time because on a shared machine it is the steadier of
+    the two: other processes lengthen the wall time of a run, much less the CPU time it uses.
+    """
     gc.collect()
     latencies = []
     cpu_start = time.process_time()
     start = time.perf_counter()
-    for pod in pods:
+    for i in range(first, first + count):
         t0 = time.perf_counter()
-        attempt = engine.schedule_one(pod)
+        attempt = schedule(i)
         latencies.append(time.perf_counter() - t0)
         if attempt.status != "Scheduled":
-            raise SystemExit(f"pod {pod.key} not scheduled: {attempt.message}")
+            raise SystemExit(f"pod {attempt.pod.key} not scheduled: {attempt.message}")
     elapsed = time.perf_counter() - start
     cpu = time.process_time() - cpu_start
     latencies.sort()
     return {
-        "pods_per_s": len(pods) / elapsed,
-        "cpu_ms": cpu * 1000 / len(pods),
+        "pods_per_s": count / elapsed,
+        "cpu_ms": cpu * 1000 / count,
         "p50_ms": latencies[len(latencies) // 2] * 1000,
         "p99_ms": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000,
     }

@@ -366,6 +366,7 @@ class Pod:
     host_network: bool = False
     host_users: bool | None = None  # spec.hostUsers; False asks for a user namespace
     resource_claims: PodClaims = field(default_factory=lambda: NO_POD_CLAIMS)
+    volumes: list[Volume] = field(default_factory=list)  # spec.volumes that storage plugins read
 
     @property
     def key(self) -> str:
@@ -523,6 +524,22 @@ def parse_topology_spread_constraint(raw: Raw, path: str) -> TopologySpreadConst
     )
 
 
+def parse_owner_references(meta: Raw, mpath: str) -> list[OwnerReference]:
+    """Parse ``metadata.ownerReferences``; ``mpath`` is the metadata's path."""
+    owners = get_list(meta, "ownerReferences", mpath)
+    return [
+        OwnerReference(
+            kind=get_str(o, "kind", p),
+            name=get_str(o, "name", p),
+            uid=get_str(o, "uid", p),
+            controller=get_bool(o, "controller", p),
+        )
+        for i in range(len(owners))
+        for p in (f"{mpath}.ownerReferences[{i}]",)
+        for o in (get_map_item(owners, i, p),)
+    ]
+
+
 def parse_pod(raw: Raw, path: str = "") -> Pod:
     """Parse a Pod; ``path`` prefixes field paths in errors (e.g. ``Pod``)."""
     if not isinstance(raw, Mapping):
@@ -540,7 +557,6 @@ def parse_pod(raw: Raw, path: str = "") -> Pod:
     affinity = get_map(spec, "affinity", spath)
     apath = f"{spath}.affinity"
     gates = get_list(spec, "schedulingGates", spath)
-    owners = get_list(meta, "ownerReferences", mpath)
     spread = get_list(spec, "topologySpreadConstraints", spath)
     return Pod(
         uid=get_str(meta, "uid", mpath) or f"{namespace}/{name}",
@@ -591,17 +607,7 @@ def parse_pod(raw: Raw, path: str = "") -> Pod:
             )
             for i in range(len(spread))
         ],
-        owner_references=[
-            OwnerReference(
-                kind=get_str(o, "kind", p),
-                name=get_str(o, "name", p),
-                uid=get_str(o, "uid", p),
-                controller=get_bool(o, "controller", p),
-            )
-            for i in range(len(owners))
-            for p in (f"{mpath}.ownerReferences[{i}]",)
-            for o in (get_map_item(owners, i, p),)
-        ],
+        owner_references=parse_owner_references(meta, mpath),
         nominated_node_name=get_str(status, "nominatedNodeName", _join(path, "status")),
         deletion_timestamp=meta.get("deletionTimestamp") and get_str(meta, "deletionTimestamp", mpath),
         creation_timestamp=get_str(meta, "creationTimestamp", mpath),
@@ -611,7 +617,123 @@ def parse_pod(raw: Raw, path: str = "") -> Pod:
         host_network=get_bool(spec, "hostNetwork", spath),
         host_users=None if spec.get("hostUsers") is None else get_bool(spec, "hostUsers", spath),
         resource_claims=parse_pod_claims(raw, path),
+        volumes=parse_volumes(get_list(spec, "volumes", spath), f"{spath}.volumes"),
     )
+
+
+# --- pod volumes (the storage plugins: VolumeBinding, VolumeZone, VolumeRestrictions, NodeVolumeLimits) ---
+
+#: The in-tree volume sources the storage plugins look at, by their ``v1.VolumeSource`` field name, with
+#: the field that identifies the disk. VolumeRestrictions checks the first four for disk conflicts;
+#: NodeVolumeLimits counts the CSI-migrated ones (``csi-translation-lib``) against the CSI driver's limit.
+IN_TREE_DISK_SOURCES: dict[str, str] = {
+    "gcePersistentDisk": "pdName",
+    "awsElasticBlockStore": "volumeID",
+    "iscsi": "iqn",
+    "rbd": "image",
+    "azureDisk": "diskURI",
+    "cinder": "volumeID",
+    "portworxVolume": "volumeID",
+}
+
+
+@dataclass(slots=True, frozen=True)
+class DiskSource:
+    """An in-tree disk volume source: its type (the VolumeSource field name) and identity.
+
+    ``disk_id`` is the field named in :data:`IN_TREE_DISK_SOURCES` (pdName, volumeID, iqn, RBD image,
+    diskURI); ``monitors`` and ``pool`` are RBD's, ``partition`` a GCE PD's or AWS EBS's.
+    """
+
+    kind: str
+    disk_id: str
+    read_only: bool
+    monitors: tuple[str, ...] = ()
+    pool: str = ""
+    partition: int = 0
+
+
+PVC_SOURCE = "persistentVolumeClaim"
+EPHEMERAL_SOURCE = "ephemeral"
+CSI_SOURCE = "csi"
+
+
+@dataclass(slots=True, frozen=True)
+class Volume:
+    """One entry of ``spec.volumes``, reduced to what the storage plugins read.
+
+    ``source`` is the VolumeSource field that is set (``persistentVolumeClaim``, ``ephemeral``, ``csi``,
+    an in-tree disk type, or "" for the sources no storage plugin reads: emptyDir, configMap, ...).
+    """
+
+    name: str
+    source: str = ""
+    claim_name: str = ""  # persistentVolumeClaim.claimName
+    read_only: bool = False
+    disk: DiskSource | None = None  # an in-tree disk source
+    csi_driver: str = ""  # an inline CSI volume's driver
+
+    @property
+    def is_claim(self) -> bool:
+        """A persistentVolumeClaim or generic ephemeral volume."""
+        return self.source in (PVC_SOURCE, EPHEMERAL_SOURCE)
+
+
+def parse_disk_source(kind: str, raw: Raw, path: str) -> DiskSource:
+    """Parse an in-tree disk source (a pod volume's or a PersistentVolume's) of type ``kind``."""
+    return DiskSource(
+        kind=kind,
+        disk_id=get_str(raw, IN_TREE_DISK_SOURCES[kind], path),
+        read_only=get_bool(raw, "readOnly", path),
+        monitors=tuple(str(m) for m in get_list(raw, "monitors", path)),
+        pool=get_str(raw, "pool", path, "rbd") if kind == "rbd" else "",
+        partition=get_int(raw, "partition", path, 0) or 0,
+    )
+
+
+def parse_volumes(items: list[Any], path: str) -> list[Volume]:
+    """Parse ``spec.volumes``."""
+    out: list[Volume] = []
+    for i in range(len(items)):
+        vpath = f"{path}[{i}]"
+        raw = get_map_item(items, i, vpath)
+        name = get_str(raw, "name", vpath)
+        pvc = raw.get("persistentVolumeClaim")
+        if pvc is not None:
+            ppath = f"{vpath}.persistentVolumeClaim"
+            claim = get_map(raw, "persistentVolumeClaim", vpath)
+            out.append(
+                Volume(
+                    name,
+                    PVC_SOURCE,
+                    claim_name=get_str(claim, "claimName", ppath),
+                    read_only=get_bool(claim, "readOnly", ppath),
+                )
+            )
+            continue
+        if raw.get("ephemeral") is not None:
+            get_map(raw, "ephemeral", vpath)
+            out.append(Volume(name, EPHEMERAL_SOURCE))
+            continue
+        if raw.get("csi") is not None:
+            csi = get_map(raw, "csi", vpath)
+            out.append(Volume(name, CSI_SOURCE, csi_driver=get_str(csi, "driver", f"{vpath}.csi")))
+            continue
+        disk = None
+        for kind in IN_TREE_DISK_SOURCES:
+            if raw.get(kind) is not None:
+                disk = parse_disk_source(kind, get_map(raw, kind, vpath), f"{vpath}.{kind}")
+                break
+        out.append(Volume(name, disk.kind if disk is not None else "", disk=disk))
+    return out
+
+
+def pod_claim_name(pod: Pod, volume: Volume) -> str:
+    """The claim a volume uses: its claimName, or ``<pod>-<volume>`` for a generic ephemeral volume
+    (``ephemeral.VolumeClaimName``); "" for other volumes."""
+    if volume.source == EPHEMERAL_SOURCE:
+        return f"{pod.name}-{volume.name}"
+    return volume.claim_name
 
 
 # --- nodes -----------------------------------------------------------------------------

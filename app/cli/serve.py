@@ -136,6 +136,10 @@ def build_engine(args: argparse.Namespace) -> tuple[Engine, dict[str, Any]]:
             engine.cache.add_node(node)
         for pod in state.running:
             engine.cache.add_pod(pod)
+        # The other kinds (Services for spreading, storage objects for the volume plugins, ...).
+        if isinstance(engine.objects, ClusterObjects):
+            for obj in state.other_objects:
+                engine.objects.add(obj)
         for warning in state.warnings:
             logs.warning(warning)
         logs.info(

@@ -51,6 +51,7 @@ __all__ = [
     "STORAGE_CLASS",
     "UNSCHEDULABLE_TIMEOUT",
     "UNSCHEDULED_POD",
+    "VOLUME_ATTACHMENT",
     "WILDCARD",
     "ActionType",
     "ClusterEvent",
@@ -130,6 +131,7 @@ CSI_NODE = "storage.k8s.io/CSINode"
 CSI_DRIVER = "storage.k8s.io/CSIDriver"
 CSI_STORAGE_CAPACITY = "storage.k8s.io/CSIStorageCapacity"
 STORAGE_CLASS = "storage.k8s.io/StorageClass"
+VOLUME_ATTACHMENT = "storage.k8s.io/VolumeAttachment"
 RESOURCE_CLAIM = "resource.k8s.io/ResourceClaim"
 DEVICE_CLASS = "resource.k8s.io/DeviceClass"
 RESOURCE_SLICE = "resource.k8s.io/ResourceSlice"

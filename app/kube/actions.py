@@ -9,8 +9,11 @@ turn API failures into Error statuses; the cache learns of the results from the 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 from urllib.parse import quote
+
+import orjson
 
 from app import featuregates, logs, metrics
 from app.api.objects import Pod
@@ -168,3 +171,34 @@ class ApiBinder:
         if isinstance(uid, str) and uid != pod.uid:
             return f'pod {pod.key} was deleted and re-created (its UID is now "{uid}", not "{pod.uid}")'
         return err.message
+
+
+# --- storage: VolumeBinding's PreBind writes ---------------------------------------------------------
+
+
+class ApiVolumeWriter:
+    """VolumeBinding's PreBind against the API server: PUT the PersistentVolume (its claimRef) or the
+    claim (its selected-node annotation), as kube-scheduler's volume binder does with Update; the PV
+    controller (kube-controller-manager) then completes the binding, which PreBind waits for."""
+
+    completes_bindings = False
+
+    def __init__(self, client: KubeClient) -> None:
+        self.client = client
+
+    def update(self, kind: str, raw: Mapping[str, Any]) -> Mapping[str, Any]:
+        """PUT ``raw``; the stored object, or :class:`KubeError` with the API server's message."""
+        meta = raw.get("metadata") or {}
+        name = quote(str(meta.get("name") or ""), safe="")
+        if kind == "PersistentVolume":
+            path = f"/api/v1/persistentvolumes/{name}"
+        else:
+            namespace = quote(str(meta.get("namespace") or "default"), safe="")
+            path = f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/{name}"
+        body = {**raw, "apiVersion": "v1", "kind": kind}
+        status, data = self.client.request("PUT", path, body=body)
+        if not 200 <= status < 300:
+            raise KubeError.from_response(status, data)
+        stored: dict[str, Any] = orjson.loads(data)
+        logs.info("Updated volume binding object", 4, kind=kind, object=str(meta.get("name")))
+        return stored

@@ -34,6 +34,7 @@ from app.kube.informer import (
     REPLICATION_CONTROLLERS,
     SERVICES,
     STATEFULSETS,
+    STORAGE_RESOURCES,
     Backoff,
     InformerSet,
     ResourceType,
@@ -58,8 +59,11 @@ OBJECT_RESOURCES: tuple[ResourceType, ...] = (
     REPLICATION_CONTROLLERS,
     NAMESPACES,
     POD_DISRUPTION_BUDGETS,
+    # --- storage (the volume plugins) ---
+    *STORAGE_RESOURCES,
 )
-"""The kinds plugins read besides pods and nodes (PodTopologySpread, InterPodAffinity, preemption)."""
+"""The kinds plugins read besides pods and nodes (PodTopologySpread, InterPodAffinity, preemption, the
+volume plugins)."""
 
 _TERMINATED = ("Succeeded", "Failed")
 

@@ -42,6 +42,7 @@ __all__ = [
     "REPLICATION_CONTROLLERS",
     "SERVICES",
     "STATEFULSETS",
+    "STORAGE_RESOURCES",
     "Backoff",
     "EventHandler",
     "InformerSet",
@@ -82,6 +83,38 @@ STATEFULSETS = ResourceType("statefulsets", "StatefulSet", "apps/v1", "/apis/app
 POD_DISRUPTION_BUDGETS = ResourceType(
     "poddisruptionbudgets", "PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets"
 )
+
+# --- storage (VolumeBinding, VolumeZone, VolumeRestrictions, NodeVolumeLimits) ---
+PERSISTENT_VOLUMES = ResourceType("persistentvolumes", "PersistentVolume", "v1", "/api/v1/persistentvolumes")
+PERSISTENT_VOLUME_CLAIMS = ResourceType(
+    "persistentvolumeclaims", "PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims"
+)
+STORAGE_CLASSES = ResourceType(
+    "storageclasses", "StorageClass", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/storageclasses"
+)
+CSI_NODES = ResourceType("csinodes", "CSINode", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csinodes")
+CSI_DRIVERS = ResourceType(
+    "csidrivers", "CSIDriver", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csidrivers"
+)
+CSI_STORAGE_CAPACITIES = ResourceType(
+    "csistoragecapacities",
+    "CSIStorageCapacity",
+    "storage.k8s.io/v1",
+    "/apis/storage.k8s.io/v1/csistoragecapacities",
+)
+VOLUME_ATTACHMENTS = ResourceType(
+    "volumeattachments", "VolumeAttachment", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/volumeattachments"
+)
+STORAGE_RESOURCES: tuple[ResourceType, ...] = (
+    PERSISTENT_VOLUMES,
+    PERSISTENT_VOLUME_CLAIMS,
+    STORAGE_CLASSES,
+    CSI_NODES,
+    CSI_DRIVERS,
+    CSI_STORAGE_CAPACITIES,
+    VOLUME_ATTACHMENTS,
+)
+"""The storage kinds the volume plugins read."""
 
 
 class EventHandler(Protocol):

@@ -15,10 +15,14 @@ from app.plugins.nodeports.node_ports import NodePorts
 from app.plugins.noderesources.balanced_allocation import NodeResourcesBalancedAllocation
 from app.plugins.noderesources.fit import NodeResourcesFit
 from app.plugins.nodeunschedulable.node_unschedulable import NodeUnschedulable
+from app.plugins.nodevolumelimits.csi import NodeVolumeLimits
 from app.plugins.podtopologyspread.plugin import PodTopologySpread
 from app.plugins.queuesort.priority_sort import PrioritySort
 from app.plugins.schedulinggates.scheduling_gates import SchedulingGates
 from app.plugins.tainttoleration.taint_toleration import TaintToleration
+from app.plugins.volumebinding.volume_binding import VolumeBinding
+from app.plugins.volumerestrictions.volume_restrictions import VolumeRestrictions
+from app.plugins.volumezone.volume_zone import VolumeZone
 
 IN_TREE_PLUGINS = (
     SchedulingGates,
@@ -29,6 +33,10 @@ IN_TREE_PLUGINS = (
     NodeAffinity,
     NodePorts,
     NodeResourcesFit,
+    VolumeRestrictions,
+    NodeVolumeLimits,
+    VolumeBinding,
+    VolumeZone,
     PodTopologySpread,
     NodeResourcesBalancedAllocation,
     ImageLocality,

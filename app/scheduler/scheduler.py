@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import random
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from app import logs, metrics
 from app.api.objects import Pod
@@ -40,6 +41,10 @@ from app.scheduler.profile import build_profiles
 PLUGIN_METRICS_SAMPLE_PERCENT = 10
 
 
+#: How many changes per kind ClusterObjects remembers for incremental readers (see ``changes``).
+CHANGE_LOG_SIZE = 4096
+
+
 class ClusterObjects:
     """Raw cluster objects other than pods and nodes, by kind (Service, ReplicaSet, ...).
 
@@ -50,6 +55,8 @@ class ClusterObjects:
     def __init__(self, objects: Mapping[str, list[Mapping[str, Any]]] | None = None) -> None:
         self._lock = threading.Lock()
         self._by_kind: dict[str, dict[str, Mapping[str, Any]]] = {}
+        self._revisions: dict[str, int] = {}  # bumped on every change of a kind (see revision())
+        self._change_log: dict[str, list[str]] = {}  # the keys changed, oldest first (see changes())
         self._anonymous = 0
         # DynamicResources reads resource.k8s.io objects parsed, with its in-flight allocations.
         self.dra = DRAStore()
@@ -72,14 +79,17 @@ class ClusterObjects:
             else:
                 self._anonymous += 1
                 key = f"#{self._anonymous}"
-            self._by_kind.setdefault(str(obj.get("kind", "")), {})[key] = obj
-        if obj.get("kind") in DRA_KINDS and obj.get("apiVersion") == RESOURCE_API_VERSION:
-            self.dra.upsert(str(obj["kind"]), key, obj)
+            kind = str(obj.get("kind", ""))
+            self._by_kind.setdefault(kind, {})[key] = obj
+            self._changed(kind, key)
+        if kind in DRA_KINDS and obj.get("apiVersion") == RESOURCE_API_VERSION:
+            self.dra.upsert(kind, key, obj)
 
     def upsert(self, kind: str, key: str, obj: Mapping[str, Any]) -> None:
         """Add or replace the object of ``kind`` at ``key`` (an informer's add or update)."""
         with self._lock:
             self._by_kind.setdefault(kind, {})[key] = obj
+            self._changed(kind, key)
         if kind in DRA_KINDS:
             self.dra.upsert(kind, key, obj)
 
@@ -87,8 +97,35 @@ class ClusterObjects:
         """Forget the object of ``kind`` at ``key`` (an informer's delete); unknown keys are ignored."""
         with self._lock:
             self._by_kind.get(kind, {}).pop(key, None)
+            self._changed(kind, key)
         if kind in DRA_KINDS:
             self.dra.delete(kind, key)
+
+    def _changed(self, kind: str, key: str) -> None:
+        """Count a change of ``kind`` at ``key`` (the caller holds the lock)."""
+        self._revisions[kind] = self._revisions.get(kind, 0) + 1
+        log = self._change_log.setdefault(kind, [])
+        log.append(key)
+        if len(log) > 2 * CHANGE_LOG_SIZE:
+            del log[:-CHANGE_LOG_SIZE]
+
+    def changes(self, kind: str, since: int) -> tuple[int, dict[str, Mapping[str, Any] | None]] | None:
+        """The objects of ``kind`` changed after revision ``since``, by key (None: deleted), and the
+        current revision; None when the log no longer reaches back that far (read everything then)."""
+        with self._lock:
+            revision = self._revisions.get(kind, 0)
+            log = self._change_log.get(kind, [])
+            count = revision - since
+            if count < 0 or count > len(log):
+                return None
+            objects = self._by_kind.get(kind, {})
+            return revision, {key: objects.get(key) for key in log[len(log) - count :]}
+
+    def revision(self, kind: str) -> int:
+        """A number that changes whenever an object of ``kind`` is added, replaced or deleted, so that
+        readers that index a kind (the storage listers) rebuild only after a change."""
+        with self._lock:
+            return self._revisions.get(kind, 0)
 
     def list_cluster(self, kind: str) -> list[Mapping[str, Any]]:
         """Cluster-scoped objects of ``kind`` (Namespaces, ...): every object of the kind."""
@@ -115,6 +152,64 @@ class CacheBinder:
         bound = pod if pod.node_name == node_name else dataclasses.replace(pod, node_name=node_name)
         self.cache.add_pod(bound)
         return None
+
+
+# --- storage: VolumeBinding's PreBind without an API server -------------------------------------------
+
+
+class ObjectsVolumeWriter:
+    """VolumeBinding's writes without an API server (simulate, the extender): into the cluster objects,
+    with the binding completed at once, as if the PV controller acted instantly.
+
+    A PersistentVolume written with a claimRef becomes Bound and its claim bound to it (volumeName and
+    the bind-completed annotation); a claim written with a selected node keeps it: the volume is
+    provisioned there, and any other pod using the claim must go to that node too.
+    """
+
+    completes_bindings = True
+
+    def __init__(self, objects: ClusterObjects) -> None:
+        self.objects = objects
+
+    def update(self, kind: str, raw: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Store ``raw`` (one resourceVersion newer) and complete the PV controller's part."""
+        stored = _next_version(raw)
+        self.objects.upsert(kind, _stored_key(stored), stored)
+        ref = (stored.get("spec") or {}).get("claimRef")
+        if kind == "PersistentVolume" and ref:
+            stored["status"] = {**(stored.get("status") or {}), "phase": "Bound"}
+            for claim in self.objects.list_cluster("PersistentVolumeClaim"):
+                meta = claim.get("metadata") or {}
+                if (meta.get("namespace") or "default", meta.get("name")) != (
+                    ref.get("namespace"),
+                    ref.get("name"),
+                ):
+                    continue
+                bound = _next_version(claim)
+                bound["spec"] = {**(bound.get("spec") or {}), "volumeName": stored["metadata"]["name"]}
+                annotations = bound["metadata"].get("annotations") or {}
+                bound["metadata"]["annotations"] = {**annotations, "pv.kubernetes.io/bind-completed": "yes"}
+                bound["status"] = {**(bound.get("status") or {}), "phase": "Bound"}
+                self.objects.upsert("PersistentVolumeClaim", _stored_key(bound), bound)
+        return stored
+
+
+def _stored_key(raw: Mapping[str, Any]) -> str:
+    """The key :meth:`ClusterObjects.add` gave the object."""
+    meta = raw.get("metadata") or {}
+    return ClusterObjects.key(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+
+def _next_version(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of ``raw`` with its resourceVersion one higher (0 when it had none)."""
+    out = copy.deepcopy(dict(raw))
+    meta = out.setdefault("metadata", {})
+    try:
+        version = int(meta.get("resourceVersion") or 0)
+    except ValueError:
+        version = 0
+    meta["resourceVersion"] = str(version + 1)
+    return out
 
 
 class CacheClusterActions:
@@ -155,6 +250,8 @@ class _Handle:
         self.objects = objects
         self.binder = binder
         self.parallelism = parallelism
+        # --- storage: where VolumeBinding's PreBind writes (see VolumeWriter) ---
+        self.volume_writer: Any = engine.volume_writer
 
     @property
     def snapshot(self) -> NodeInfoLister:
@@ -201,6 +298,27 @@ class Attempt:
     # NominatingInfo of a failed attempt: (mode, node). The default clears the nomination.
     nominating: tuple[str, str] = (MODE_OVERRIDE, "")
     assumed: Pod | None = None  # a Scheduled attempt's pod with node_name set, as the cache assumed it
+    # What Reserve plugins reserved on the node, in words (VolumeBinding: the PVs bound, the claims
+    # provisioned), for explanations.
+    reserved: list[str] = field(default_factory=list)
+
+
+@runtime_checkable
+class ExplainsReservation(Protocol):
+    """A Reserve plugin that can say what it reserved for the pod on a node."""
+
+    def reservation_notes(self, state: CycleState, node_name: str) -> list[str]:
+        """What was reserved on ``node_name``, one sentence each."""
+        ...
+
+
+def _reservations(fwk: Framework, state: CycleState, node_name: str) -> list[str]:
+    return [
+        note
+        for pl in fwk.reserve
+        if isinstance(pl, ExplainsReservation)
+        for note in pl.reservation_notes(state, node_name)
+    ]
 
 
 @dataclass(slots=True)
@@ -242,6 +360,7 @@ class Engine:
         seed: int | None = None,
         cluster_actions: ClusterActions | None = None,
         extenders: Sequence[Extender] = (),
+        volume_writer: Any = None,
     ) -> None:
         """``extenders`` are called by the scheduling cycle, preemption and binding (``berth run``,
         ``berth simulate``); the extender face (``berth serve``) passes none."""
@@ -264,6 +383,10 @@ class Engine:
         )
         self.objects = objects if objects is not None else ClusterObjects()
         self.binder = binder if binder is not None else CacheBinder(self.cache)
+        # VolumeBinding's PreBind writes: the API server's writer under berth run, else the objects.
+        self.volume_writer = volume_writer
+        if volume_writer is None and isinstance(self.objects, ClusterObjects):
+            self.volume_writer = ObjectsVolumeWriter(self.objects)
         self.handle = _Handle(self, self.objects, self.binder, cfg.parallelism)
         self.profiles: dict[str, Framework] = build_profiles(cfg, registry, self.handle)
 
@@ -382,7 +505,13 @@ class Engine:
                 )
             return Attempt(pod, "Error", message=status.message(), result=result)
         return Attempt(
-            pod, "Scheduled", node=host, result=result, diagnosis=result.diagnosis, assumed=assumed
+            pod,
+            "Scheduled",
+            node=host,
+            result=result,
+            diagnosis=result.diagnosis,
+            assumed=assumed,
+            reserved=_reservations(fwk, state, host),
         )
 
     def binding_cycle(self, fwk: Framework, state: CycleState, pod: Pod, attempt: Attempt) -> Attempt:

@@ -52,6 +52,8 @@ def record_dict(record: PodRecord) -> dict[str, Any]:
     and ``victims`` the running pods it preempted (``namespace/name``, most important first).
     ``winner`` and ``runnerUp`` are the chosen node's and the best other node's totals (null when the
     pod was not scored).
+    ``volumes`` says what binding the pod's claims took on its node: each PersistentVolume a claim binds,
+    each claim provisioned there (WaitForFirstConsumer); empty when there was nothing to bind.
     """
     winner, runner_up = winner_and_runner_up(record)
     return {
@@ -63,6 +65,7 @@ def record_dict(record: PodRecord) -> dict[str, Any]:
         "evaluatedNodes": record.evaluated_nodes,
         "nominatedNode": record.nominated_node,
         "victims": [v.key for v in record.victims],
+        "volumes": list(record.volumes),
         "filter": {
             name: {"plugin": status.plugin, "status": status.code.label, "reasons": list(status.reasons)}
             for name, status in sorted(record.filter.items())
@@ -126,6 +129,8 @@ def _reason(record: PodRecord, wide: bool) -> str:
         reason = reason if score is None or wide else f"{reason}, score {score}"
     else:
         reason = record.message
+    if record.volumes:
+        reason = f"{reason}; {'; '.join(record.volumes)}"
     if record.victims:
         # Victims were running pods, so they have no row of their own: the preemptor names them.
         preempted = ", ".join(v.key for v in record.victims)

@@ -64,6 +64,7 @@ class PodRecord:
     attempt: Attempt | None = None  # None for gated pods and pods of no profile
     nominated_node: str | None = None  # the node preemption nominated for the pod, if any
     victims: list[Pod] = field(default_factory=list)  # the running pods it preempted
+    volumes: list[str] = field(default_factory=list)  # what VolumeBinding did: PVs bound, claims provisioned
 
     @property
     def score(self) -> int | None:
@@ -127,7 +128,14 @@ def _load_cluster(state: ClusterState, engine: Engine) -> None:
 
 def explain_attempt(attempt: Attempt, node_names: Sequence[str]) -> PodRecord:
     """Explain an attempt: feasible/evaluated counts, failing nodes and scores."""
-    record = PodRecord(attempt.pod, attempt.status, attempt.node, attempt.message, attempt=attempt)
+    record = PodRecord(
+        attempt.pod,
+        attempt.status,
+        attempt.node,
+        attempt.message,
+        attempt=attempt,
+        volumes=list(attempt.reserved),
+    )
     result = attempt.result
     diagnosis = attempt.diagnosis
     statuses = diagnosis.node_to_status.statuses

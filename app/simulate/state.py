@@ -2,7 +2,9 @@
 
 The state is what ``kubectl get nodes,pods,priorityclasses -o yaml`` prints, or hand-written YAML:
 multi-document YAML (``---``), a ``v1 List`` (``kind: List`` with ``items``), a JSON object or a JSON
-array of objects. Nodes, Pods and PriorityClasses are parsed; every other kind is kept as a raw
+array of objects. Nodes, Pods and PriorityClasses are parsed; the storage kinds (PersistentVolume,
+PersistentVolumeClaim, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment) are
+validated and kept for the volume plugins; every other kind is kept as a raw
 :class:`~app.scheduler.scheduler.ClusterObjects` entry for plugins that read them, with one warning
 per kind. Pods with ``spec.nodeName`` are running; the others are pending and get their priority the
 way the Priority admission plugin would have set it
@@ -30,6 +32,7 @@ from app.api.objects import (
     parse_priority_class,
 )
 from app.api.resource import API_VERSION as RESOURCE_API_VERSION
+from app.api.storage import STORAGE_KINDS
 from app.framework.dra import DRA_KINDS
 from app.scheduler.scheduler import ClusterObjects
 
@@ -310,6 +313,11 @@ def parse_state(text: str, path: str = "<state>") -> ClusterState:
                     state.priority_classes.append(pc)
                 # --- DynamicResources (issue 19): resource.k8s.io/v1 objects, parsed as they are added.
                 elif api_version == RESOURCE_API_VERSION and kind in DRA_KINDS:
+                    state.objects.add(doc.raw)
+                    state.other_objects.append(doc.raw)
+                elif (api_version, kind) in STORAGE_KINDS:
+                    # --- storage: validated here (field-path errors), read by the volume plugins ---
+                    STORAGE_KINDS[api_version, kind](doc.raw, "")
                     state.objects.add(doc.raw)
                     state.other_objects.append(doc.raw)
                 else:

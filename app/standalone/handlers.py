@@ -18,6 +18,7 @@ from typing import Any
 
 from app import logs, metrics
 from app.api.objects import Node, Pod
+from app.api.storage import STORAGE_KINDS
 from app.backend.queue.events import (
     EVENT_ASSIGNED_POD_ADD,
     EVENT_ASSIGNED_POD_DELETE,
@@ -27,14 +28,33 @@ from app.backend.queue.events import (
     pod_scheduling_properties_change,
 )
 from app.backend.queue.scheduling_queue import PriorityQueue
-from app.framework.events import DEVICE_CLASS, RESOURCE_CLAIM, RESOURCE_SLICE, ActionType, ClusterEvent
+from app.framework.events import (
+    CSI_DRIVER,
+    CSI_NODE,
+    CSI_STORAGE_CAPACITY,
+    DEVICE_CLASS,
+    PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
+    RESOURCE_CLAIM,
+    RESOURCE_SLICE,
+    STORAGE_CLASS,
+    VOLUME_ATTACHMENT,
+    ActionType,
+    ClusterEvent,
+)
 from app.kube.client import KubeClient
 from app.kube.dra import DRA_RESOURCES
 from app.kube.handlers import OBJECT_RESOURCES, ObjectHandler, decode_node, decode_pod
-from app.kube.informer import NODES, PODS, InformerSet
+from app.kube.informer import NODES, PODS, STORAGE_RESOURCES, InformerSet, ResourceType, object_key
 from app.scheduler.scheduler import ClusterObjects, Engine
 
-__all__ = ["QueueNodeHandler", "QueuePodHandler", "dra_queue_listener", "scheduler_informers"]
+__all__ = [
+    "QueueNodeHandler",
+    "QueuePodHandler",
+    "StorageHandler",
+    "dra_queue_listener",
+    "scheduler_informers",
+]
 
 
 class QueueNodeHandler:
@@ -200,6 +220,59 @@ class TimedHandler:
         metrics.observe_event_handling(self._kind(obj) + "Delete", time.perf_counter() - start)
 
 
+# --- storage (the volume plugins) ---------------------------------------------------------------------
+
+#: The event resource of each storage kind (``fwk.EventResource``).
+_STORAGE_EVENT_RESOURCES = {
+    "PersistentVolume": PERSISTENT_VOLUME,
+    "PersistentVolumeClaim": PERSISTENT_VOLUME_CLAIM,
+    "StorageClass": STORAGE_CLASS,
+    "CSINode": CSI_NODE,
+    "CSIDriver": CSI_DRIVER,
+    "CSIStorageCapacity": CSI_STORAGE_CAPACITY,
+    "VolumeAttachment": VOLUME_ATTACHMENT,
+}
+
+
+class StorageHandler:
+    """A storage kind into the engine's objects, and its events into the queue (with parsed objects,
+    which the volume plugins' QueueingHints read)."""
+
+    def __init__(self, objects: ClusterObjects, queue: PriorityQueue, kind: str) -> None:
+        self.objects = objects
+        self.queue = queue
+        self.kind = kind
+        self.resource = _STORAGE_EVENT_RESOURCES[kind]
+
+    def on_add(self, obj: Any) -> None:
+        """Store it; hint the pods rejected by plugins registered for this kind's Add."""
+        self.objects.upsert(self.kind, object_key(obj.raw), obj.raw)
+        self.queue.move_all_to_active_or_backoff_queue(ClusterEvent(self.resource, ActionType.ADD), None, obj)
+
+    def on_update(self, old: Any, new: Any) -> None:
+        """Replace it; an Update event."""
+        self.objects.upsert(self.kind, object_key(new.raw), new.raw)
+        self.queue.move_all_to_active_or_backoff_queue(
+            ClusterEvent(self.resource, ActionType.UPDATE), old, new
+        )
+
+    def on_delete(self, obj: Any) -> None:
+        """Forget it; a Delete event."""
+        self.objects.delete(self.kind, object_key(obj.raw))
+        self.queue.move_all_to_active_or_backoff_queue(
+            ClusterEvent(self.resource, ActionType.DELETE), obj, None
+        )
+
+
+def _storage_decoder(rtype: ResourceType) -> Callable[[dict[str, Any]], Any]:
+    parse = STORAGE_KINDS[rtype.api_version, rtype.kind]
+
+    def decode(raw: dict[str, Any]) -> Any:
+        return parse(raw, rtype.kind)
+
+    return decode
+
+
 def scheduler_informers(
     client: KubeClient,
     engine: Engine,
@@ -212,7 +285,10 @@ def scheduler_informers(
     informers.add(NODES, TimedHandler(QueueNodeHandler(engine, queue)), decode_node)
     informers.add(PODS, TimedHandler(QueuePodHandler(engine, queue, on_deleted)), decode_pod)
     for rtype in OBJECT_RESOURCES:
-        informers.add(rtype, ObjectHandler(objects, rtype.kind))
+        if rtype in STORAGE_RESOURCES:
+            informers.add(rtype, StorageHandler(objects, queue, rtype.kind), _storage_decoder(rtype))
+        else:
+            informers.add(rtype, ObjectHandler(objects, rtype.kind))
     # --- DynamicResources (issue 19): resource.k8s.io/v1 objects, and their events for the queue.
     for rtype in DRA_RESOURCES:
         informers.add(rtype, ObjectHandler(objects, rtype.kind))

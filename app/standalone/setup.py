@@ -22,7 +22,7 @@ from app.config import dump_config
 from app.config.types import LeaderElectionConfig as LeaderElectionSettings
 from app.config.types import SchedulerConfiguration
 from app.framework.registry import Registry
-from app.kube.actions import ApiBinder, ApiClusterActions
+from app.kube.actions import ApiBinder, ApiClusterActions, ApiVolumeWriter
 from app.kube.client import KubeClient
 from app.kube.dra import ApiClaimWriter
 from app.kube.events import EventBroadcaster
@@ -119,6 +119,7 @@ def setup(cfg: SchedulerConfiguration, registry: Registry, options: Options) -> 
         binder=ApiBinder(client),
         cluster_actions=actions,
         extenders=build_extenders(cfg.extenders),
+        volume_writer=ApiVolumeWriter(client),  # VolumeBinding's PreBind
     )
     metrics.CACHE_SIZE.sizes = engine.cache.sizes
     queue = PriorityQueue.for_profiles(

@@ -129,6 +129,18 @@ _CLAIM_BODY = {
     "metadata": {"name": MISSING},
     "spec": {"devices": {"requests": []}},
 }
+_PV = {
+    "apiVersion": "v1",
+    "kind": "PersistentVolume",
+    "metadata": {"name": MISSING},
+    "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/tmp"}},
+}
+_PVC = {
+    "apiVersion": "v1",
+    "kind": "PersistentVolumeClaim",
+    "metadata": {"name": MISSING},
+    "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+}
 _LEASES = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases"
 
 
@@ -253,6 +265,21 @@ STANDALONE: list[Capability] = [
         _call("PUT", _CLAIM + "/status", _CLAIM_BODY, _DRY_RUN),
     ),
     *DELEGATED_AUTH,
+    # --- storage: VolumeBinding's PreBind ---
+    Capability(
+        "volume binding: set a PersistentVolume's claimRef",
+        "",
+        "persistentvolumes",
+        "update",
+        _call("PUT", "/api/v1/persistentvolumes/" + MISSING, _PV, _DRY_RUN),
+    ),
+    Capability(
+        "volume binding: annotate a claim with its selected node",
+        "",
+        "persistentvolumeclaims",
+        "update",
+        _call("PUT", "/api/v1/namespaces/{ns}/persistentvolumeclaims/" + MISSING, _PVC, _DRY_RUN),
+    ),
     Capability(
         "leader election: create the Lease",
         "coordination.k8s.io",

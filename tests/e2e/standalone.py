@@ -35,7 +35,7 @@ leaderElection:
   resourceNamespace: {namespace}
 profiles:
 - schedulerName: {scheduler_name}
-"""
+{profile_extra}"""
 
 
 def insecure_context(cert: tuple[Path, Path] | None = None) -> ssl.SSLContext:
@@ -76,6 +76,7 @@ class BerthScheduler(Process):
         verbosity: int = 3,
         scheduler_name: str = SCHEDULER_NAME,
         extra_config: str = "",
+        profile_extra: str = "",
     ) -> None:
         """``extra_config`` is YAML appended to the configuration's top level (``extenders: ...``)."""
         super().__init__(name, workdir / f"{name}.log")
@@ -94,6 +95,7 @@ class BerthScheduler(Process):
                 lease_name=lease_name,
                 namespace=namespace,
                 scheduler_name=scheduler_name,
+                profile_extra=profile_extra,  # more of the profile (pluginConfig), indented by two
             )
             + extra_config
         )

@@ -209,11 +209,12 @@ def test_default_profile_hint_map() -> None:
     registry = in_tree_registry()
     engine = Engine(load_config(None, registry), registry)
     plugins = _hint_plugins(engine.profiles["default-scheduler"].queueing_hint_map())
+    add_or_update = (ActionType.ADD | ActionType.UPDATE).name
     assert plugins == {
         "Pod/UPDATE_POD_SCHEDULING_GATES_ELIMINATED": ["SchedulingGates"],
         "Node/ADD|UPDATE_NODE_TAINT": ["NodeUnschedulable", "TaintToleration"],
         "Pod/UPDATE_POD_TOLERATION": ["NodeUnschedulable", "TaintToleration"],
-        "Node/ADD": ["NodeName", "NodePorts"],
+        "Node/ADD": ["NodeName", "NodePorts", "VolumeRestrictions"],
         "Node/UPDATE_NODE_TAINT": [
             "DynamicResources",
             "InterPodAffinity",
@@ -222,9 +223,12 @@ def test_default_profile_hint_map() -> None:
             "NodeName",
             "NodePorts",
             "NodeResourcesFit",
+            "VolumeBinding",
+            "VolumeRestrictions",
+            "VolumeZone",
         ],
-        "Node/ADD|UPDATE_NODE_LABEL": ["InterPodAffinity", "NodeAffinity"],
-        "Pod/DELETE": ["DefaultPreemption", "NodePorts"],
+        "Node/ADD|UPDATE_NODE_LABEL": ["InterPodAffinity", "NodeAffinity", "VolumeBinding", "VolumeZone"],
+        "Pod/DELETE": ["DefaultPreemption", "NodePorts", "NodeVolumeLimits", "VolumeRestrictions"],
         "Pod/DELETE|UPDATE_POD_SCALE_DOWN": ["NodeResourcesFit"],
         "Node/ADD|UPDATE_NODE_ALLOCATABLE": ["NodeResourcesFit"],
         "Pod/ADD|DELETE|UPDATE_POD_LABEL|UPDATE_POD_TOLERATION": ["PodTopologySpread"],
@@ -237,4 +241,16 @@ def test_default_profile_hint_map() -> None:
         "Pod/UPDATE_POD_GENERATED_RESOURCE_CLAIM": ["DynamicResources"],
         f"resource.k8s.io/DeviceClass/ADD|{_EVERY_UPDATE}": ["DynamicResources"],
         f"resource.k8s.io/ResourceSlice/ADD|{_EVERY_UPDATE}": ["DynamicResources"],
+        # --- the volume plugins ---
+        f"PersistentVolume/{add_or_update}": ["VolumeBinding", "VolumeZone"],
+        f"PersistentVolumeClaim/{add_or_update}": ["VolumeBinding", "VolumeZone"],
+        "PersistentVolumeClaim/ADD": ["NodeVolumeLimits", "VolumeRestrictions"],
+        f"storage.k8s.io/StorageClass/{add_or_update}": ["VolumeBinding"],
+        "storage.k8s.io/StorageClass/ADD": ["VolumeZone"],
+        f"storage.k8s.io/CSINode/{add_or_update}": ["VolumeBinding"],
+        "storage.k8s.io/CSINode/ADD": ["NodeVolumeLimits"],
+        "storage.k8s.io/CSINode/UPDATE": ["NodeVolumeLimits"],
+        "storage.k8s.io/CSIDriver/UPDATE": ["VolumeBinding"],
+        f"storage.k8s.io/CSIStorageCapacity/{add_or_update}": ["VolumeBinding"],
+        "storage.k8s.io/VolumeAttachment/DELETE": ["NodeVolumeLimits"],
     }

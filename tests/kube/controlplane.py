@@ -349,6 +349,50 @@ class LocalControlPlane:
             w / "admin.kubeconfig", self.server, pki.ca_cert, pki.admin_cert, pki.admin_key
         )
 
+    def start_controller_manager(self, controllers: Sequence[str], ready_timeout: float = 60.0) -> None:
+        """Start kube-controller-manager with only ``controllers`` (e.g. the PV binder), as the admin,
+        without serving (no port) and without leader election; wait until each controller started.
+
+        Only the tests that need a controller start it (see ``tests/e2e/test_storage.py``), so the
+        fixtures of every other test keep their startup time.
+        """
+        if not self._apiserver_args:
+            raise ControlPlaneError("start_controller_manager() before start()")
+        if any(p.name == "kube-controller-manager" and p.popen.poll() is None for p in self._procs):
+            raise ControlPlaneError("kube-controller-manager is already running")
+        proc = self._spawn(
+            "kube-controller-manager",
+            [
+                f"--kubeconfig={self.kubeconfig}",
+                f"--controllers={','.join(controllers)}",
+                "--leader-elect=false",
+                "--secure-port=0",
+                "--use-service-account-credentials=false",
+                "-v=2",
+            ],
+        )
+        deadline = time.monotonic() + ready_timeout
+        pending = set(controllers)
+        while pending:
+            if proc.popen.poll() is not None:
+                raise ControlPlaneError(
+                    f"kube-controller-manager exited with {proc.popen.returncode}; last lines of {proc.log}:\n{_tail(proc.log)}"
+                )
+            text = proc.log.read_text(errors="replace")
+            pending = {c for c in pending if f'"Controller starting..." controller="{c}"' not in text}
+            if pending and time.monotonic() > deadline:
+                raise ControlPlaneError(
+                    f"kube-controller-manager did not start {sorted(pending)} in {ready_timeout:.0f}s; "
+                    f"last lines of {proc.log}:\n{_tail(proc.log)}"
+                )
+            time.sleep(0.25)
+
+    def stop_controller_manager(self) -> None:
+        """Stop kube-controller-manager if it runs."""
+        for proc in [p for p in self._procs if p.name == "kube-controller-manager"]:
+            self._terminate(proc)
+            self._procs.remove(proc)
+
     def stop_apiserver(self) -> None:
         """Stop kube-apiserver only (SIGTERM, then SIGKILL after the grace period); etcd keeps running
         and keeps the data, so :meth:`start_apiserver` brings the same cluster back."""

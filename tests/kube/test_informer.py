@@ -189,6 +189,18 @@ def test_other_kinds_reach_cluster_objects(
     )
     kc.request("DELETE", f"/api/v1/namespaces/{namespace}/services/web")
     eventually(lambda: objects.list("Service", namespace) == [], what="service deleted")
+    # The volume plugins' kinds: a claim and a cluster-scoped StorageClass arrive too.
+    create(
+        kc,
+        f"/api/v1/namespaces/{namespace}/persistentvolumeclaims",
+        {
+            "metadata": {"name": "data"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+        },
+    )
+    eventually(
+        lambda: [o["metadata"]["name"] for o in objects.list("PersistentVolumeClaim", namespace)] == ["data"]
+    )
     assert set(informers.reflectors) == {
         "nodes",
         "pods",
@@ -198,6 +210,13 @@ def test_other_kinds_reach_cluster_objects(
         "replicationcontrollers",
         "namespaces",
         "poddisruptionbudgets",
+        "persistentvolumes",
+        "persistentvolumeclaims",
+        "storageclasses",
+        "csinodes",
+        "csidrivers",
+        "csistoragecapacities",
+        "volumeattachments",
     }
 
 

@@ -596,7 +596,8 @@ def test_registered_at_kube_scheduler_position_with_weight_2() -> None:
     cfg = load_config(None, in_tree_registry())
     enabled = [(p.name, p.weight) for p in cfg.profiles[0].plugins.multi_point.enabled]
     names = [n for n, _ in enabled]
-    assert names.index("PodTopologySpread") == names.index("NodeResourcesFit") + 1
+    # kube-scheduler's order: NodeResourcesFit, the four volume plugins, then PodTopologySpread.
+    assert names.index("PodTopologySpread") == names.index("VolumeZone") + 1
     assert dict(enabled)["PodTopologySpread"] == 2
 
 

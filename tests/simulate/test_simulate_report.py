@@ -35,6 +35,7 @@ def test_json_shape_exactly() -> None:
         "evaluatedNodes",
         "nominatedNode",
         "victims",
+        "volumes",
         "filter",
         "scores",
         "winner",
@@ -66,6 +67,7 @@ def test_json_shape_exactly() -> None:
         "evaluatedNodes": 3,
         "nominatedNode": None,
         "victims": [],
+        "volumes": [],
         "filter": {
             name: {
                 "plugin": "NodeResourcesFit",
@@ -95,6 +97,7 @@ def test_json_shape_exactly() -> None:
         "evaluatedNodes": 0,
         "nominatedNode": None,
         "victims": [],
+        "volumes": [],
         "filter": {},
         "scores": {},
         "winner": None,

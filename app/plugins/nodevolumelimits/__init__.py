@@ -1,0 +1,1 @@
+"""NodeVolumeLimits: CSI attach limits reported in CSINode objects."""

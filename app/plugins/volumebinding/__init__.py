@@ -1,0 +1,1 @@
+"""VolumeBinding: binds a pod's unbound PersistentVolumeClaims on the node chosen for it."""

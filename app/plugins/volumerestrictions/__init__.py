@@ -1,0 +1,1 @@
+"""VolumeRestrictions: in-tree disk conflicts and ReadWriteOncePod claims already in use."""
