@@ -31,9 +31,7 @@ from kube.controlplane import LocalControlPlane
 #: lead deletes this list after merging them: from then on a link to a missing file fails again.
 PENDING_DOCS = frozenset(
     {
-        "docs/parity.md",
         "docs/limits.md",
-        "docs/storage.md",
     }
 )
 

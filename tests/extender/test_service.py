@@ -371,7 +371,12 @@ def test_the_order_of_berths_totals_survives_the_mapping_on_the_examples(state_f
         checked += 1
     # Every example with a choice to make was checked: gated-priority.yaml has a single node, and
     # each pod of unschedulable.yaml and dra-gpus.yaml (only node-gpu has GPUs) fits one node at most.
-    assert checked > 0 or state_file in ("gated-priority.yaml", "unschedulable.yaml", "dra-gpus.yaml")
+    assert checked > 0 or state_file in (
+        "gated-priority.yaml",
+        "unschedulable.yaml",
+        "dra-gpus.yaml",
+        "storage.yaml",
+    )
 
 
 @given(st.lists(st.integers(min_value=0, max_value=100 * 20), min_size=1, max_size=50))

@@ -223,7 +223,8 @@ def test_a_never_class_keeps_its_pods_from_preempting() -> None:
     [record] = run_text(text).records
     assert (record.status, record.victims) == ("Unschedulable", [])
     assert record.message == (
-        "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never."
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+        "preemption: not eligible due to preemptionPolicy=Never."
     )
 
 

@@ -11,7 +11,7 @@ from simulate.simhelpers import default_setup, node_yaml, run_text
 from app.simulate import format_json, format_table, load_state, new_engine, run_simulation
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "simulate" / "storage.yaml"
-NOT_HELPFUL = "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+NOT_HELPFUL = "no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
 
 
 def test_storage_example() -> None:
@@ -30,7 +30,9 @@ def test_storage_example() -> None:
     assert (rows["cache"].status, rows["cache"].node) == ("Scheduled", "n2")
     assert rows["cache"].volumes == ["claim default/scratch is provisioned on n2 (StorageClass fast)"]
     assert rows["oops"].message == (
-        f"0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims. {NOT_HELPFUL}"
+        # VolumeBinding's PreFilter rejects before DynamicResources' PreFilter runs: kube-scheduler's
+        # DynamicResources PostFilter then fails with "not found" and preemption never runs (docs/parity.md).
+        "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims. not found"
     )
     table = format_table(result)
     assert "feasible 1/2; claim default/data binds PersistentVolume local-n2" in table
@@ -110,4 +112,6 @@ def test_read_write_once_pod_claim_in_use() -> None:
     record = run_text(state).records[0]
     assert record.status == "Unschedulable"
     reason = "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
-    assert record.message.startswith(f"0/2 nodes are available: 2 {reason}. preemption: ")
+    assert record.message.startswith(
+        f"0/2 nodes are available: 2 {reason}. no new claims to deallocate, preemption: "
+    )
