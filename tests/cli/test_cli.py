@@ -213,3 +213,16 @@ def test_the_readme_standalone_example_config_loads_in_berth_run(capsys: pytest.
     assert [p["schedulerName"] for p in cfg["profiles"]] == ["berth-scheduler"]
     assert cfg["leaderElection"]["leaderElect"] is True
     assert cfg["leaderElection"]["resourceName"] == "berth-scheduler"
+
+
+@pytest.mark.parametrize(
+    ("command", "prefix"),
+    [("serve", "--stat"), ("simulate", "--outp"), ("run", "--leader-el"), ("serve", "--max-request")],
+)
+def test_flag_prefixes_are_unknown_flags(
+    capsys: pytest.CaptureFixture[str], command: str, prefix: str
+) -> None:
+    # pflag has no abbreviations: `--stat` is not `--state`.
+    code, _, err = run(capsys, command, prefix, "x")
+    assert code == 1
+    assert f"unknown flag: {prefix}" in err

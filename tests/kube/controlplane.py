@@ -503,7 +503,9 @@ def _cmd_up(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: ``controlplane.py up [--bin-dir DIR] [--workdir DIR] [--keep] [--timeout S]``."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, description=__doc__.splitlines()[0] if __doc__ else None
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     up = sub.add_parser("up", help="start etcd + kube-apiserver and run until Ctrl-C")
     up.add_argument("--bin-dir", default=None, help="directory with the binaries (default: the build cache)")
