@@ -22,6 +22,7 @@ from app.cli.options import CommandError
 from app.cli.serving import (
     add_authn_authz_flags,
     add_secure_serving_flags,
+    connection_limits,
     in_cluster_client,
     is_loopback,
     secure_listener,
@@ -247,7 +248,7 @@ def _server(args: argparse.Namespace, app: FastAPI, engine: Engine) -> HttpServe
     closers: list[Callable[[], None]] = []
     listeners = []
     if args.port:
-        listeners.append(Listener(HandlerChain(app), args.address, args.port))
+        listeners.append(Listener(HandlerChain(app), args.address, args.port, limits=connection_limits(args)))
     secure = secure_listener(
         args, app, name="berth", kubeconfig=engine.cfg.client_connection.kubeconfig or None, closers=closers
     )

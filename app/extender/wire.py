@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from app.api.depth import MAX_DEPTH, json_too_deep
 from app.api.errors import FieldError
 from app.api.objects import Node, Pod, json_type_name, parse_node, parse_pod
 
@@ -189,6 +190,9 @@ def _load_object(body: bytes, type_name: str) -> dict[str, Any]:
         raise WireError(f"request body is not valid JSON: {err}") from None
     if not isinstance(doc, dict):
         raise WireError(f"request body: expected a JSON object ({type_name}), got {json_type_name(doc)}")
+    deep = json_too_deep(doc)
+    if deep is not None:
+        raise WireError(f"{deep}: nested more than {MAX_DEPTH} levels deep")
     return doc
 
 
