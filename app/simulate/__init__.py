@@ -60,10 +60,10 @@ def simulate(
     """Load the state at ``path``, schedule its pending pods and format the result.
 
     Returns ``(text, warnings)``: the output in ``output`` format and the state's warnings (for
-    stderr). Raises :class:`StateError` for a bad state file (the CLI exits 2), ValueError for an
+    stderr), then one per pod a plugin raised an exception for (that pod's record is an Error). Raises :class:`StateError` for a bad state file (the CLI exits 2), ValueError for an
     unknown output format, and FrameworkError when the configuration's profiles cannot be built.
     """
     check_output_format(output)  # first, so a typo in -o does not cost a whole simulation
     state = load_state(path)
     result = run_simulation(state, new_engine(state, cfg, registry, seed))
-    return format_result(result, output), list(state.warnings)
+    return format_result(result, output), [*state.warnings, *result.warnings]
