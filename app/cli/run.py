@@ -58,7 +58,12 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "/debug/pods/{namespace}/{name} over HTTPS.",
     )
     misc = parser.add_argument_group("Misc flags")
-    misc.add_argument("--kubeconfig", metavar="FILE", help="Path to a kubeconfig file (default: in-cluster).")
+    misc.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="Path to a kubeconfig file (default: clientConnection.kubeconfig, else $KUBECONFIG, else "
+        "~/.kube/config, else the in-cluster config).",
+    )
     misc.add_argument(
         "--master", metavar="URL", help="The address of the Kubernetes API server (overrides kubeconfig)."
     )
@@ -133,7 +138,9 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"{args.config or 'configuration'}: {err}") from err
     _log_python_settings()
     runner = Runner(components)
-    server = build_secure_server(args, runner.app, name="berth-scheduler")
+    server = build_secure_server(
+        args, runner.app, name="berth-scheduler", kubeconfig=cfg.client_connection.kubeconfig or None
+    )
     stop = threading.Event()
     shutdown_on_signals(stop)
     try:

@@ -32,7 +32,7 @@ from starlette.types import ASGIApp
 from app import __version__, logs
 from app.api.validation import parse_duration
 from app.cli.options import CommandError
-from app.kube.client import KubeClient, KubeError
+from app.kube.client import KubeClient, KubeError, default_kubeconfig
 from app.kube.k8s import ApiClient, ConfigException, Configuration, load_incluster_config
 from app.server.authn import Authenticator, TokenReviewAuthenticator
 from app.server.authz import Authorizer, SubjectAccessReviewer
@@ -330,7 +330,7 @@ class _Clients:
                 return KubeClient.from_config(
                     explicit, qps=DELEGATION_QPS, burst=DELEGATION_BURST, user_agent=agent
                 )
-            if self.kubeconfig or self.master:
+            if self.kubeconfig or self.master or default_kubeconfig():
                 return KubeClient.from_config(
                     self.kubeconfig, self.master, qps=DELEGATION_QPS, burst=DELEGATION_BURST, user_agent=agent
                 )
