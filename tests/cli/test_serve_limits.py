@@ -90,7 +90,9 @@ def test_berth_run_has_the_same_flags() -> None:
     )
 
 
-@pytest.mark.parametrize("flag", ["--max-connections=0", "--max-header-bytes=-1", "--idle-timeout=0s"])
+@pytest.mark.parametrize(
+    "flag", ["--max-connections=0", "--max-header-bytes=-1", "--idle-timeout=0s", "--bind-timeout=0s"]
+)
 def test_a_limit_out_of_range_is_a_clear_error(capsys: pytest.CaptureFixture[str], flag: str) -> None:
     assert main(["serve", flag, "--port", "0", "--secure-port", str(free_port())]) == 1
     assert f"Error: {flag.split('=')[0]}: must be positive" in capsys.readouterr().err

@@ -35,7 +35,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -348,6 +348,17 @@ class LocalControlPlane:
                 if "address already in use" not in str(err) or time.monotonic() > deadline:
                     raise
             time.sleep(1.0)
+
+    @contextlib.contextmanager
+    def frozen_apiserver(self) -> Iterator[None]:
+        """kube-apiserver stopped with SIGSTOP inside the block, resumed with SIGCONT after it: its
+        connections stay open and requests sent meanwhile are answered (or applied) only then."""
+        (proc,) = [p for p in self._procs if p.name == "kube-apiserver" and p.popen.poll() is None]
+        proc.popen.send_signal(signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            proc.popen.send_signal(signal.SIGCONT)
 
     def restart_apiserver(self, downtime: float = 0.0) -> None:
         """Stop kube-apiserver, leave it down for ``downtime`` seconds, start it again (etcd untouched).
