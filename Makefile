@@ -4,7 +4,7 @@ VENV_PY := .venv/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8888
 
-.PHONY: install run test lint typecheck unit bench clean control-plane
+.PHONY: install run test lint typecheck unit bench clean control-plane fuzz
 
 install: .venv/.installed
 
@@ -33,6 +33,11 @@ unit: install control-plane
 	.venv/bin/pytest
 
 test: lint typecheck unit
+
+# The fuzz suite (tests/fuzz) at length: `make test` runs a bounded slice of it with a fresh seed;
+# BERTH_FUZZ_SEED=N replays a run (the seed is printed at the end).
+fuzz: install
+	BERTH_FUZZ=long .venv/bin/pytest tests/fuzz -p no:cacheprovider
 
 bench: install
 	$(VENV_PY) bench/engine.py

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from app.api import decoding
 from app.api.errors import FieldError
 from app.api.strict import API_VERSION, Obj
 from app.api.validation import child, format_duration, invalid, not_supported, raise_errors, required
@@ -84,13 +85,14 @@ def _check_duplicates(node: yaml.Node, path: str) -> None:
 
 
 def _load_yaml(text: str) -> object:
-    loader = yaml.SafeLoader(text)
+    loader = decoding.DocumentLoader(text)
     try:
-        node = loader.get_single_node()  # raises ComposerError for multi-document streams
-        if node is None:
-            return None
-        _check_duplicates(node, "")
-        return loader.construct_document(node)
+        with decoding.recursion_limit(decoding.YAML_RECURSION_LIMIT):
+            node = loader.get_single_node()  # raises ComposerError for multi-document streams
+            if node is None:
+                return None
+            _check_duplicates(node, "")
+            return loader.construct_document(node)
     finally:
         loader.dispose()
 
@@ -119,6 +121,8 @@ def read_config_file(path: str) -> Mapping[str, object]:
         raise ConfigFileError(path, f"cannot read: {err}") from None
     try:
         data = _load_yaml(text)
+    except RecursionError:
+        raise ConfigFileError(path, f"invalid YAML: {decoding.too_deep_message('a value')}") from None
     except yaml.composer.ComposerError as err:
         if "expected a single document" in str(err):
             raise FieldError(
@@ -128,9 +132,12 @@ def read_config_file(path: str) -> Mapping[str, object]:
     except yaml.YAMLError as err:
         # JSON that YAML rejects (e.g. tab indentation) is still JSON.
         try:
-            data = json.loads(text, object_pairs_hook=_json_pairs)
+            data = json.loads(text, object_pairs_hook=_json_pairs, parse_int=decoding.json_int)
+        except RecursionError:
+            raise ConfigFileError(path, f"invalid JSON: {decoding.too_deep_message('a value')}") from None
         except json.JSONDecodeError:
             raise ConfigFileError(path, f"invalid YAML: {err}") from None
+    data = decoding.sanitize(data)
     if not isinstance(data, Mapping):
         raise FieldError("", f"expected a KubeSchedulerConfiguration object, got {type(data).__name__}")
     return data

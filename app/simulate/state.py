@@ -10,10 +10,8 @@ way the Priority admission plugin would have set it.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
-import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +19,7 @@ from typing import Any
 import orjson
 import yaml
 
-from app.api.depth import MAX_DEPTH
+from app.api import decoding
 from app.api.errors import FieldError
 from app.api.objects import (
     Node,
@@ -107,7 +105,7 @@ class _Doc:
 # --- reading ---------------------------------------------------------------------------------------------
 
 
-class _StateLoader(yaml.SafeLoader):
+class _StateLoader(decoding.DocumentLoader):
     """SafeLoader that keeps timestamps as strings, as Kubernetes' YAML→JSON decoding does.
 
     Without this, an unquoted ``creationTimestamp: 2024-05-01T10:00:00Z`` would become a ``datetime``
@@ -117,103 +115,8 @@ class _StateLoader(yaml.SafeLoader):
 
 _StateLoader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    for first, resolvers in decoding.DocumentLoader.yaml_implicit_resolvers.items()
 }
-
-
-class _HugeInt(str):
-    """An integer literal with more digits than Python converts (4,300): kept as its text until
-    :func:`_sanitize` reports it with its field path; no Kubernetes field holds one (they are int64)."""
-
-    def message(self) -> str:
-        return f"integer of {sum(c.isdigit() for c in self)} digits is out of range"
-
-
-def _yaml_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | _HugeInt:
-    try:
-        return int(loader.construct_yaml_int(node))
-    except ValueError:  # "Exceeds the limit (4300 digits) for integer string conversion"
-        return _HugeInt(node.value)
-
-
-_StateLoader.add_constructor("tag:yaml.org,2002:int", _yaml_int)
-
-
-def _json_int(text: str) -> int | _HugeInt:
-    try:
-        return int(text)
-    except ValueError:
-        return _HugeInt(text)
-
-
-# PyYAML composes nested collections recursively, three Python frames a level: the default limit
-# (1,000) stops at about 330 levels, before MAX_DEPTH can name the field. Pure-Python frames use no
-# C stack (Python 3.11+), so a higher limit while composing is safe.
-_YAML_RECURSION_LIMIT = 8 * MAX_DEPTH + 1000
-
-
-@contextlib.contextmanager
-def _recursion_limit(limit: int) -> Iterator[None]:
-    previous = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, previous))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(previous)
-
-
-def _too_deep(path: str) -> str:
-    return f"{path}: nested more than {MAX_DEPTH} levels deep"
-
-
-def _has_surrogates(text: str) -> bool:
-    if text.isascii():
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def _replace_surrogates(text: str) -> str:
-    """Unpaired UTF-16 surrogates (``"\\ud800"`` in JSON or YAML) become U+FFFD, as Go's decoder makes them."""
-    return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
-
-
-def _sanitize(doc: Any) -> Any:
-    """Check a decoded document in one iterative walk: nesting within MAX_DEPTH and no :class:`_HugeInt`
-    (raises FieldError naming the field); unpaired surrogates in keys and strings replaced in place."""
-    if isinstance(doc, str):
-        return _replace_surrogates(doc) if _has_surrogates(doc) else doc
-    stack: list[tuple[Any, int, str]] = [(doc, 1, "")]
-    while stack:
-        container, depth, path = stack.pop()
-        if depth > MAX_DEPTH:
-            raise FieldError(path, f"nested more than {MAX_DEPTH} levels deep")
-        if isinstance(container, dict):
-            for key in list(container):
-                value = container[key]
-                if isinstance(key, str) and _has_surrogates(key):
-                    del container[key]
-                    key = _replace_surrogates(key)
-                    container[key] = value
-                child = f"{path}.{key}" if path else str(key)
-                container[key] = _child(value, depth, child, stack)
-        elif isinstance(container, list):
-            for i, value in enumerate(container):
-                container[i] = _child(value, depth, f"{path}[{i}]", stack)
-    return doc
-
-
-def _child(value: Any, depth: int, path: str, stack: list[tuple[Any, int, str]]) -> Any:
-    if isinstance(value, _HugeInt):
-        raise FieldError(path, value.message())
-    if isinstance(value, str):
-        return _replace_surrogates(value) if _has_surrogates(value) else value
-    if isinstance(value, dict | list):
-        stack.append((value, depth + 1, path))
-    return value
 
 
 def _read_text(path: str) -> str:
@@ -235,12 +138,14 @@ def _yaml_documents(text: str, path: str) -> list[Any]:
     loader: _StateLoader | None = None
     try:
         loader = _StateLoader(text)  # the reader refuses control characters (NUL) here
-        with _recursion_limit(_YAML_RECURSION_LIMIT):
+        with decoding.recursion_limit(decoding.YAML_RECURSION_LIMIT):
             while loader.check_node():
                 node = loader.get_node()
                 docs.append(loader.construct_document(node) if node is not None else None)
     except RecursionError:
-        raise StateError(path, f"invalid YAML (document {len(docs) + 1}): {_too_deep('a value')}") from None
+        raise StateError(
+            path, f"invalid YAML (document {len(docs) + 1}): {decoding.too_deep_message('a value')}"
+        ) from None
     except yaml.reader.ReaderError as err:
         line = text.count("\n", 0, err.position) + 1
         column = err.position - (text.rfind("\n", 0, err.position) + 1) + 1
@@ -268,7 +173,7 @@ def _documents(text: str, path: str) -> list[Any]:
         try:
             data = _json(text)
         except RecursionError:
-            raise StateError(path, f"invalid JSON: {_too_deep('a value')}") from None
+            raise StateError(path, f"invalid JSON: {decoding.too_deep_message('a value')}") from None
         except json.JSONDecodeError as err:
             # Flow-style YAML also starts with "{" or "["; only report JSON errors if YAML fails too.
             try:
@@ -288,7 +193,7 @@ def _json(text: str) -> Any:
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
-        return json.loads(text, parse_int=_json_int)
+        return json.loads(text, parse_int=decoding.json_int)
 
 
 def _flatten(raw: Any, where: str, path: str) -> Iterator[_Doc]:
@@ -395,7 +300,7 @@ def parse_state(text: str, path: str = "<state>") -> ClusterState:
         if raw is None:  # an empty document ("---" twice): kubectl ignores it too
             continue
         try:
-            raw = _sanitize(raw)
+            raw = decoding.sanitize(raw)
         except FieldError as err:
             where = f"document {d + 1}"
             if isinstance(raw, Mapping) and isinstance(raw.get("kind"), str):
