@@ -70,7 +70,9 @@ class ExtenderBindingArgs(BaseModel):
 
     pod_name: str = Field(alias="PodName")
     pod_namespace: str = Field(alias="PodNamespace")
-    pod_uid: str = Field(alias="PodUID", description="Checked as a precondition of the Binding.")
+    pod_uid: str = Field(
+        "", alias="PodUID", description="Checked as a precondition of the Binding when set (may be empty)."
+    )
     node: str = Field(alias="Node")
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 from fuzz.bookkeeping import COUNTS, Tracebacks
 from fuzz.strategies import raw_requests
-from hypothesis import given
+from hypothesis import given, settings
 from server.conftest import build_app
 
 from app.server.certs import self_signed_files, server_context
@@ -63,6 +63,8 @@ def exchange(port: int, request: bytes, tls: bool) -> tuple[bytes, float]:
 
 
 @given(raw_requests(), raw_requests())
+# Each example waits for the server to close the connection (up to the 0.3 s idle timeout).
+@settings(max_examples=min(settings.default.max_examples, 600))
 @pytest.mark.parametrize("tls", [False, True], ids=["plain", "tls"])
 def test_framing_is_answered_under_500_and_connections_end(
     ports: tuple[int, int], tracebacks: Tracebacks, tls: bool, first: bytes, second: bytes
