@@ -258,6 +258,9 @@ def _kube_scheduler_config(argv: list[str], out: Path) -> dict[str, Any]:
             str(default_bin_dir() / "kube-scheduler"),
             *argv,
             "--master=https://127.0.0.1:1",
+            # It binds its secure port before writing the file: not the default 10259, which a
+            # running kube-scheduler (or berth run) may hold.
+            "--secure-port=0",
             f"--write-config-to={out}",
         ],
         capture_output=True,
