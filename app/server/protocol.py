@@ -77,10 +77,12 @@ class CoalescingTransport:
         self._transport = transport
         self._loop = loop
         self._pending: list[bytes] = []
+        self._eof = False
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
-        """Queue ``data`` for the end of this loop step."""
-        if not data:
+        """Queue ``data`` for the end of this loop step (dropped after :meth:`write_eof`: the connection
+        ended with an error answer, and an ASGI task still under way may answer after it)."""
+        if not data or self._eof:
             return
         if not self._pending:
             self._loop.call_soon(self.flush)
@@ -108,6 +110,7 @@ class CoalescingTransport:
     def write_eof(self) -> None:
         """Send what is pending, then half-close."""
         self.flush()
+        self._eof = True
         self._transport.write_eof()
 
     def close(self) -> None:

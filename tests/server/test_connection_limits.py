@@ -6,6 +6,7 @@ shorten them (kube's defaults are 32 s, 60 s and 90 s).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
 import ssl
@@ -17,11 +18,13 @@ import orjson
 import pytest
 from server.conftest import build_app
 from server.test_direct import FILTER, GET_HEALTHZ, post, read_answer
+from server.test_protocol import RecordingTransport
 
 from app.server.certs import self_signed_files, server_context
 from app.server.chain import HandlerChain
 from app.server.httpserver import HttpServer, Listener
 from app.server.limits import ConnectionLimits
+from app.server.protocol import CoalescingTransport
 
 SHORT = ConnectionLimits(
     read_header_timeout=0.6, idle_timeout=0.8, read_body_timeout=0.7, max_header_bytes=8192, max_connections=8
@@ -173,3 +176,31 @@ def test_a_flood_of_idle_connections_does_not_lock_clients_out() -> None:
             except OSError:
                 pass
     assert still_open <= limits.max_connections
+
+
+def test_an_answer_after_an_error_answer_is_dropped_without_a_traceback() -> None:
+    # An error answer half-closes the connection; an ASGI task still under way (a pipelined request
+    # before the refused one, a 100 Continue) may write after it, and must not raise.
+
+    class HalfClosable(RecordingTransport):
+        eof = False
+
+        def write_eof(self) -> None:
+            self.eof = True
+
+        def write(self, data: bytes) -> None:
+            if self.eof:
+                raise RuntimeError("Cannot call write() after write_eof()")  # as asyncio's transports
+            super().write(data)
+
+    loop = asyncio.new_event_loop()
+    try:
+        transport = HalfClosable()
+        coalescing = CoalescingTransport(transport, loop)  # type: ignore[arg-type]
+        coalescing.write(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+        coalescing.write_eof()
+        coalescing.write(b"HTTP/1.1 200 OK\r\n\r\n")
+        coalescing.flush()
+    finally:
+        loop.close()
+    assert transport.writes == [b"HTTP/1.1 400 Bad Request\r\n\r\n"]
