@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8888
 BINDIR ?= $(HOME)/.local/bin
 
-.PHONY: install install-run link run demo test lint typecheck unit bench clean control-plane parity-oracle parity
+.PHONY: install install-run link run demo test lint typecheck unit bench clean control-plane parity-oracle parity fuzz
 
 # Everything, the test tools included (what `make test` and development need).
 install: .venv/.installed-dev link
@@ -63,6 +63,11 @@ parity: install parity-oracle
 	PYTHONPATH=tests .venv/bin/python -m parity.run -n $(N) $(if $(SEED),--seed $(SEED))
 
 test: lint typecheck unit
+
+# The fuzz suite (tests/fuzz) at length: `make test` runs a bounded slice of it with a fresh seed;
+# BERTH_FUZZ_SEED=N replays a run (the seed is printed at the end).
+fuzz: install
+	BERTH_FUZZ=long .venv/bin/pytest tests/fuzz -p no:cacheprovider
 
 bench: install
 	$(VENV_PY) bench/engine.py

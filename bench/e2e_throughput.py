@@ -711,7 +711,7 @@ def print_ratios(who: str, pairs: list[tuple[Round, Round]], readings: tuple[tup
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=200)
     parser.add_argument("--pods", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=1, help="measure every setup this many times")

@@ -139,7 +139,7 @@ def time_pods(schedule: Callable[[int], Attempt], first: int, count: int) -> dic
 
 def main() -> None:
     """Run the workloads and print a table."""
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__)
     parser.add_argument("--nodes", default="500,5000", help="comma-separated node counts")
     parser.add_argument("--init-pods", type=int, default=1000)
     parser.add_argument("--measure-pods", type=int, default=1000)

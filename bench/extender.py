@@ -240,7 +240,9 @@ async def run_case(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, description=__doc__.split("\n\n")[0] if __doc__ else None
+    )
     parser.add_argument("--nodes", default="500,5000", help="Comma-separated node counts (default 500,5000).")
     parser.add_argument(
         "--requests", type=int, default=200, help="Pods per case (default 200; 5000 Nodes: 1/5)."

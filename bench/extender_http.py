@@ -143,7 +143,7 @@ def run_round(mode: str, nodes: int, pods: list[dict[str, Any]], gap: float) -> 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=200)
     parser.add_argument("--pods", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)

@@ -67,7 +67,7 @@ def run(num_nodes: int, num_pods: int, seed: int) -> list[float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=500)
     parser.add_argument("--pods", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)

@@ -52,7 +52,7 @@ def timed(label: str, n: int, fn: Callable[[], None]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--pods", type=int, default=5000)
     n = parser.parse_args().pods
     registry = in_tree_registry()

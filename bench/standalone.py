@@ -222,7 +222,7 @@ def run_round(
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=500)
     parser.add_argument("--pods", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=1, help="pairs of rounds, alternating the order")

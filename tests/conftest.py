@@ -6,7 +6,9 @@ The real control plane's fixtures live in ``tests/kube/fixtures.py`` and are loa
 
 from __future__ import annotations
 
-from collections.abc import Generator
+import contextlib
+import socket
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import pytest
@@ -19,6 +21,28 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "kube: needs the real control plane built by hack/control-plane.sh build"
     )
+
+
+DEFAULT_PORTS = (8888, 8889, 10259)
+"""berth serve's plain and secure ports and berth run's (kube-scheduler's) secure port."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def default_ports_taken() -> Iterator[None]:
+    """Hold berth's default ports for the whole session, as a ``make run`` in another terminal does.
+
+    Every listener a test starts must use a free port; one that falls back on a default then fails
+    here as it would next to a running berth. A port something else already holds is just as taken.
+    """
+    with contextlib.ExitStack() as stack:
+        for port in DEFAULT_PORTS:
+            sock = stack.enter_context(socket.socket())
+            try:
+                sock.bind(("127.0.0.1", port))
+                sock.listen(1)
+            except OSError:
+                continue
+        yield
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -24,7 +24,12 @@ class CommandError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with cobra's conventions: ``Error: ...`` and exit code 1 on bad flags."""
+    """argparse with cobra's conventions: ``Error: ...`` and exit code 1 on bad flags, and no
+    abbreviations (pflag has none: ``--stat`` is an unknown flag, not ``--state``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         if message.startswith("unrecognized arguments: "):

@@ -22,6 +22,8 @@ from app.cli.options import CommandError
 from app.cli.serving import (
     add_authn_authz_flags,
     add_secure_serving_flags,
+    connection_limits,
+    duration_flag,
     in_cluster_client,
     is_loopback,
     secure_listener,
@@ -35,6 +37,7 @@ from app.kube.dra import DRA_RESOURCES
 from app.kube.handlers import OBJECT_RESOURCES, engine_informers
 from app.kube.informer import InformerSet
 from app.scheduler.scheduler import ClusterObjects, Engine
+from app.server.bind import DEFAULT_BIND_TIMEOUT
 from app.server.chain import HandlerChain
 from app.server.httpserver import HttpServer, Listener
 from app.simulate import StateError, load_state
@@ -87,6 +90,15 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "--profile",
         metavar="NAME",
         help="The profile (schedulerName) whose plugins the verbs run (default: the first profile).",
+    )
+    ext.add_argument(
+        "--bind-timeout",
+        type=duration_flag,
+        default=DEFAULT_BIND_TIMEOUT,
+        metavar="DURATION",
+        help="Longest a /bind waits for the API server before answering that the Binding is still in flight "
+        "(a retry reports its outcome); keep it under the extender's httpTimeout in kube-scheduler's "
+        f"configuration (5s by default) (default {DEFAULT_BIND_TIMEOUT:g}s).",
     )
     ext.add_argument(
         "--state",
@@ -160,6 +172,8 @@ def _validate(args: argparse.Namespace) -> None:
         raise CommandError("--port and --secure-port are both 0: nothing would be served")
     if args.max_request_bytes <= 0:
         raise CommandError("--max-request-bytes: must be positive")
+    if args.bind_timeout <= 0:
+        raise CommandError("--bind-timeout: must be positive")
     if args.port and not is_loopback(args.address):
         if not args.allow_insecure_non_loopback:
             raise CommandError(
@@ -213,6 +227,7 @@ def run(args: argparse.Namespace) -> int:
         readyz_checks=None if informers is None else {"sched-handler-sync": informers.handler_sync_check},
         # /bind creates pods/binding through the informers' client (same credentials and rate limit).
         binder=None if informers is None else Binder(informers.client, engine),
+        bind_timeout=args.bind_timeout,
     )
     try:
         server = _server(args, app, engine)
@@ -252,7 +267,7 @@ def _server(args: argparse.Namespace, app: FastAPI, engine: Engine) -> HttpServe
     closers: list[Callable[[], None]] = []
     listeners = []
     if args.port:
-        listeners.append(Listener(HandlerChain(app), args.address, args.port))
+        listeners.append(Listener(HandlerChain(app), args.address, args.port, limits=connection_limits(args)))
     secure = secure_listener(
         args, app, name="berth", kubeconfig=engine.cfg.client_connection.kubeconfig or None, closers=closers
     )

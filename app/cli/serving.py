@@ -32,6 +32,7 @@ import sys
 import threading
 from collections.abc import Callable
 from types import FrameType
+from typing import Any
 
 import orjson
 from starlette.applications import Starlette
@@ -39,7 +40,7 @@ from starlette.types import ASGIApp
 
 from app import __version__, logs
 from app.cli.options import CommandError, StringSliceAction, add_bool_flag, go_duration, parse_bool
-from app.kube.client import KubeClient, KubeError
+from app.kube.client import KubeClient, KubeError, default_kubeconfig
 from app.kube.k8s import ApiClient, ConfigException, Configuration, load_incluster_config
 from app.server.authn import Authenticator, RequestHeaderAuthenticator, TokenReviewAuthenticator
 from app.server.authz import Authorizer, SubjectAccessReviewer
@@ -47,6 +48,7 @@ from app.server.certs import CertKey, TLSConfigError, ca_subjects, self_signed_f
 from app.server.chain import HandlerChain
 from app.server.health import ShutdownCheck
 from app.server.httpserver import HttpServer, Listener
+from app.server.limits import DEFAULT_LIMITS, ConnectionLimits
 from app.server.paths import PathPatternError, PathSet
 from app.server.rules import RulesError, StaticRules
 from app.server.tlsoptions import (
@@ -64,6 +66,7 @@ __all__ = [
     "add_authn_authz_flags",
     "add_secure_serving_flags",
     "build_secure_server",
+    "connection_limits",
     "duration_flag",
     "in_cluster_client",
     "is_loopback",
@@ -220,6 +223,77 @@ def add_secure_serving_flags(
         False,
         "If true, SO_REUSEPORT will be used when binding the port, which allows more than one instance "
         "to bind on the same address and port. [default=false]",
+    )
+    _add_connection_flags(parser)
+
+
+def _add_connection_flags(parser: argparse.ArgumentParser) -> None:
+    """The "Connection flags" group: the limits of every listener (kube-apiserver's http.Server values)."""
+    group = parser.add_argument_group("Connection flags")
+    limits = DEFAULT_LIMITS
+    flags: tuple[tuple[str, Callable[[str], Any], float, str], ...] = (
+        (
+            "--read-header-timeout",
+            duration_flag,
+            limits.read_header_timeout,
+            "Close a connection whose request headers (or TLS handshake) are not complete this long after it "
+            "opened or its request began, without an answer (kube-apiserver's ReadHeaderTimeout)",
+        ),
+        (
+            "--read-body-timeout",
+            duration_flag,
+            limits.read_body_timeout,
+            "Answer 408 and close when a request's body is not complete this long after its headers "
+            "(kube-apiserver bounds a whole request by --request-timeout, 1m)",
+        ),
+        (
+            "--idle-timeout",
+            duration_flag,
+            limits.idle_timeout,
+            "Close a keep-alive connection that sends no new request for this long (kube-apiserver's IdleTimeout)",
+        ),
+        (
+            "--max-header-bytes",
+            int,
+            limits.max_header_bytes,
+            "Largest request line and headers; larger ones get 431 (kube-apiserver's MaxHeaderBytes)",
+        ),
+        (
+            "--max-connections",
+            int,
+            limits.max_connections,
+            "Open connections per listener. At the limit a new connection closes the oldest one not in a "
+            "request (first those that never sent complete headers), or is closed itself when all are in requests",
+        ),
+    )
+    for flag, kind, default, text in flags:
+        shown = f"{default:g}s" if kind is duration_flag else str(default)
+        group.add_argument(
+            flag,
+            type=kind,
+            default=default,
+            metavar="DURATION" if kind is duration_flag else "N",
+            help=f"{text} (default {shown}).",
+        )
+
+
+def connection_limits(args: argparse.Namespace) -> ConnectionLimits:
+    """The listeners' limits of the "Connection flags"; CommandError for a value out of range."""
+    for flag, value in (
+        ("--read-header-timeout", args.read_header_timeout),
+        ("--read-body-timeout", args.read_body_timeout),
+        ("--idle-timeout", args.idle_timeout),
+        ("--max-header-bytes", args.max_header_bytes),
+        ("--max-connections", args.max_connections),
+    ):
+        if value <= 0:
+            raise CommandError(f"{flag}: must be positive")
+    return ConnectionLimits(
+        read_header_timeout=args.read_header_timeout,
+        idle_timeout=args.idle_timeout,
+        read_body_timeout=args.read_body_timeout,
+        max_header_bytes=args.max_header_bytes,
+        max_connections=args.max_connections,
     )
 
 
@@ -397,7 +471,7 @@ class _Clients:
                 return KubeClient.from_config(
                     explicit, qps=DELEGATION_QPS, burst=DELEGATION_BURST, user_agent=agent
                 )
-            if self.kubeconfig or self.master:
+            if self.kubeconfig or self.master or default_kubeconfig():
                 return KubeClient.from_config(
                     self.kubeconfig, self.master, qps=DELEGATION_QPS, burst=DELEGATION_BURST, user_agent=agent
                 )
@@ -415,6 +489,7 @@ class _Clients:
 
 
 def _validate(args: argparse.Namespace) -> None:
+    connection_limits(args)
     if not 0 <= args.secure_port <= 65535:
         raise CommandError(
             f"--secure-port {args.secure_port} must be between 0 and 65535, inclusive. 0 for turning off secure port"
@@ -691,7 +766,14 @@ def secure_listener(
     if closers is not None:
         closers.append(clients.close)
     logs.info("Secure serving", 2, bindAddress=args.bind_address, securePort=args.secure_port, **summary)
-    return Listener(chain, args.bind_address, args.secure_port, ctx, reuse_port=args.permit_port_sharing)
+    return Listener(
+        chain,
+        args.bind_address,
+        args.secure_port,
+        ctx,
+        connection_limits(args),
+        reuse_port=args.permit_port_sharing,
+    )
 
 
 def build_secure_server(

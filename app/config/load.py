@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from app.api import decoding
 from app.api.errors import FieldError
 from app.api.strict import API_VERSION, Obj, json_kind
 from app.api.validation import (
@@ -101,16 +102,17 @@ def _load_yaml(text: str) -> object:
     kube-scheduler's decoder reads the first document of a multi-document file and ignores the rest,
     which is not even parsed, so neither is it here.
     """
-    loader = yaml.SafeLoader(text)
+    loader = decoding.DocumentLoader(text)
     try:
-        loader.get_event()  # the stream's start
-        if loader.check_event(yaml.StreamEndEvent):
-            return None
-        node = loader.compose_document()
-        if node is None:
-            return None
-        _check_duplicates(node, "")
-        return loader.construct_document(node)
+        with decoding.recursion_limit(decoding.YAML_RECURSION_LIMIT):
+            loader.get_event()  # the stream's start
+            if loader.check_event(yaml.StreamEndEvent):
+                return None
+            node = loader.compose_document()
+            if node is None:
+                return None
+            _check_duplicates(node, "")
+            return loader.construct_document(node)
     finally:
         loader.dispose()
 
@@ -139,12 +141,17 @@ def read_config_file(path: str) -> Mapping[str, object]:
         raise ConfigFileError(path, f"cannot read: {err}") from None
     try:
         data = _load_yaml(text)
+    except RecursionError:
+        raise ConfigFileError(path, f"invalid YAML: {decoding.too_deep_message('a value')}") from None
     except yaml.YAMLError as err:
         # JSON that YAML rejects (e.g. tab indentation) is still JSON.
         try:
-            data = json.loads(text, object_pairs_hook=_json_pairs)
+            data = json.loads(text, object_pairs_hook=_json_pairs, parse_int=decoding.json_int)
+        except RecursionError:
+            raise ConfigFileError(path, f"invalid JSON: {decoding.too_deep_message('a value')}") from None
         except json.JSONDecodeError:
             raise ConfigFileError(path, f"invalid YAML: {err}") from None
+    data = decoding.sanitize(data)
     if not isinstance(data, Mapping):
         got = "an empty document" if data is None else f"{json_kind(data)}"
         raise FieldError("", f"expected a KubeSchedulerConfiguration object, got {got}")

@@ -29,6 +29,15 @@ class _Wire(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
+# What the decoder requires of a pod (app.api.objects.parse_pod): an object with metadata.name.
+_POD_SCHEMA: dict[str, Any] = {
+    "required": ["metadata"],
+    "properties": {
+        "metadata": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}
+    },
+}
+
+
 class NodeList(_Wire):
     """A core/v1 ``NodeList``."""
 
@@ -37,9 +46,17 @@ class NodeList(_Wire):
 
 
 class ExtenderArgs(_Wire):
-    """The /filter and /prioritize request. Keys match case-insensitively; exactly one node form is set."""
+    """The /filter and /prioritize request. Keys match case-insensitively; one node form is set
+    (Nodes wins when both are)."""
 
-    pod: dict[str, Any] = Field(alias="Pod", description="The core/v1 Pod being scheduled.")
+    model_config = ConfigDict(
+        populate_by_name=True,
+        json_schema_extra={"anyOf": [{"required": ["Nodes"]}, {"required": ["NodeNames"]}]},
+    )
+
+    pod: dict[str, Any] = Field(
+        alias="Pod", description="The core/v1 Pod being scheduled.", json_schema_extra=_POD_SCHEMA
+    )
     nodes: NodeList | None = Field(
         None, alias="Nodes", description="Candidate nodes as full objects (nodeCacheCapable: false)."
     )
@@ -96,7 +113,16 @@ class MetaVictims(_Wire):
 class ExtenderPreemptionArgs(_Wire):
     """The /preempt request. Keys match case-insensitively; one victim form is set."""
 
-    pod: dict[str, Any] = Field(alias="Pod", description="The core/v1 Pod that preempts.")
+    model_config = ConfigDict(
+        populate_by_name=True,
+        json_schema_extra={
+            "anyOf": [{"required": ["NodeNameToVictims"]}, {"required": ["NodeNameToMetaVictims"]}]
+        },
+    )
+
+    pod: dict[str, Any] = Field(
+        alias="Pod", description="The core/v1 Pod that preempts.", json_schema_extra=_POD_SCHEMA
+    )
     node_name_to_victims: dict[str, Victims] | None = Field(
         None, alias="NodeNameToVictims", description="Candidate node to victims as full objects."
     )

@@ -21,12 +21,14 @@ from typing import Any
 
 import orjson
 
+from app.api.depth import MAX_DEPTH, json_too_deep
 from app.api.errors import FieldError
 from app.api.extenderv1 import MAX_EXTENDER_PRIORITY, FilterResult, HostPriority, NodeVictims, fold_keys
 from app.api.objects import Node, Pod, json_type_name, parse_node, parse_pod
 
 __all__ = [
     "MAX_EXTENDER_PRIORITY",
+    "MAX_POD_BYTES",
     "ExtenderArgs",
     "FilterResult",
     "HostPriority",
@@ -44,6 +46,11 @@ __all__ = [
     "encode_preemption_result",
     "encode_scores",
 ]
+
+MAX_POD_BYTES = 3 << 20
+"""The largest Pod accepted: kube-apiserver refuses any request body over 3 MiB (and etcd stores
+objects of 1.5 MiB at most), so no pod kube-scheduler sends is larger. A larger one could only cost
+seconds of evaluation; it is refused with the field named."""
 
 # Folded key -> Go field name, for ExtenderArgs and v1.NodeList.
 _ARGS_FIELDS = {"pod": "Pod", "nodes": "Nodes", "nodenames": "NodeNames"}
@@ -149,7 +156,7 @@ def decode_args(
     taken from it; with ``pod_memo``, a pod equal to the last one decoded is not parsed again.
     """
     fields = fold_keys(_load_object(body, "ExtenderArgs"), _ARGS_FIELDS)
-    raw_pod = _required_pod(fields)
+    raw_pod = _required_pod(fields, body)
     raw_nodes = fields.get("Nodes")
     raw_names = fields.get("NodeNames")
     if raw_nodes is None and raw_names is None:
@@ -171,16 +178,26 @@ def _load_object(body: bytes, type_name: str) -> dict[str, Any]:
         raise WireError(f"request body is not valid JSON: {err}") from None
     if not isinstance(doc, dict):
         raise WireError(f"request body: expected a JSON object ({type_name}), got {json_type_name(doc)}")
+    deep = json_too_deep(doc)
+    if deep is not None:
+        raise WireError(f"{deep}: nested more than {MAX_DEPTH} levels deep")
     return doc
 
 
-def _required_pod(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """The raw ``Pod`` of folded request ``fields``: it must be there, and be an object."""
+def _required_pod(fields: Mapping[str, Any], body: bytes) -> dict[str, Any]:
+    """The raw ``Pod`` of folded request ``fields`` (decoded from ``body``): it must be there, be an
+    object, and be no larger than :data:`MAX_POD_BYTES`."""
     raw_pod = fields.get("Pod")
     if raw_pod is None:
         raise WireError("Pod: Required value: the pod to schedule is missing")
     if not isinstance(raw_pod, dict):
         raise WireError(f"Pod: expected an object (v1.Pod), got {json_type_name(raw_pod)}")
+    if len(body) > MAX_POD_BYTES:  # only then can the pod be larger; re-encoding it is C-fast
+        size = len(orjson.dumps(raw_pod))
+        if size > MAX_POD_BYTES:
+            raise WireError(
+                f"Pod: {size} bytes of JSON, more than kube-apiserver accepts for any object ({MAX_POD_BYTES})"
+            )
     return raw_pod
 
 
@@ -306,7 +323,7 @@ class PreemptionResult:
 def decode_preemption_args(body: bytes) -> PreemptionArgs:
     """Decode an ``ExtenderPreemptionArgs`` body; raise :class:`WireError` naming the field."""
     fields = fold_keys(_load_object(body, "ExtenderPreemptionArgs"), _PREEMPTION_ARGS_FIELDS)
-    raw_pod = _required_pod(fields)
+    raw_pod = _required_pod(fields, body)
     raw_full = fields.get("NodeNameToVictims")
     raw_meta = fields.get("NodeNameToMetaVictims")
     if raw_full is None and raw_meta is None:

@@ -28,26 +28,33 @@ class Registry:
 
     def __init__(self, plugins: Iterable[type[Plugin]] = ()) -> None:
         self._plugins: dict[str, type[Plugin]] = {}
+        self._sources: dict[str, str] = {}
         for p in plugins:
             self.register(p)
 
-    def register(self, plugin: type[Plugin]) -> None:
-        """Add a plugin class under its ``name``."""
+    def register(self, plugin: type[Plugin], source: str = "in-tree") -> None:
+        """Add a plugin class under its ``name``; ``source`` says where it came from, for messages
+        about a second plugin of the same name (``in-tree``, ``entry point "x" (mod:Class)``, ...)."""
         if not (inspect.isclass(plugin) and issubclass(plugin, Plugin)):
             raise RegistryError(f"{plugin!r} is not a subclass of app.framework.interfaces.Plugin")
         if not plugin.name:
             raise RegistryError(f"plugin class {plugin.__qualname__} has no name")
         if plugin.name in self._plugins and self._plugins[plugin.name] is not plugin:
-            raise RegistryError(f'a plugin named "{plugin.name}" already exists')
+            raise RegistryError(
+                f'a plugin named "{plugin.name}" already exists (from {self._sources[plugin.name]}); '
+                f"{source} registers another"
+            )
         if not extension_points_of(plugin):
             raise RegistryError(f'plugin "{plugin.name}" implements no extension point')
         self._plugins[plugin.name] = plugin
+        self._sources.setdefault(plugin.name, source)
 
     def merge(self, other: Registry) -> Registry:
         """A new registry with both sets of plugins."""
-        merged = Registry(self._plugins.values())
-        for p in other._plugins.values():
-            merged.register(p)
+        merged = Registry()
+        for registry in (self, other):
+            for name, p in registry._plugins.items():
+                merged.register(p, registry._sources[name])
         return merged
 
     def get(self, name: str) -> type[Plugin]:
@@ -80,7 +87,7 @@ class Registry:
         except Exception as err:  # an import error in user code must not become a traceback
             raise RegistryError(f'cannot import plugin module "{module_name}": {err}') from err
         for plugin in _module_plugins(module):
-            self.register(plugin)
+            self.register(plugin, f"--plugin-module {module_name}")
 
     def load_entry_points(self) -> None:
         """Register plugin classes advertised in the ``berth.plugins`` entry-point group."""
@@ -91,7 +98,7 @@ class Registry:
                 raise RegistryError(f'cannot load entry point "{ep.name}" ({ep.value}): {err}') from err
             plugins = _module_plugins(loaded) if isinstance(loaded, ModuleType) else [loaded]
             for plugin in plugins:
-                self.register(plugin)
+                self.register(plugin, f'entry point "{ep.name}" ({ep.value})')
 
 
 def _module_plugins(module: ModuleType) -> list[type[Plugin]]:

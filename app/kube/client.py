@@ -32,7 +32,7 @@ from app.kube.k8s import ApiClient, ConfigException, Configuration, load_inclust
 from app.kube.ratelimit import TokenBucket
 from app.kube.rawhttp import BlockingHttp, Target
 
-__all__ = ["KubeClient", "KubeError", "WatchStream"]
+__all__ = ["KubeClient", "KubeError", "WatchStream", "default_kubeconfig"]
 
 _JSON = "application/json"
 _MERGE_PATCH = "application/merge-patch+json"
@@ -165,11 +165,21 @@ class KubeClient:
                 configuration.host = master
             else:
                 load_incluster_config(client_configuration=configuration)
-        except ConfigException as err:
-            where = f"kubeconfig {path}" if path else "in-cluster config"
-            raise KubeError(0, f"invalid {where}: {err}", "ConfigError") from err
         except OSError as err:
             raise KubeError(0, f"cannot read kubeconfig {path}: {err}", "ConfigError") from err
+        except ConfigException as err:
+            if path is None and not os.environ.get("KUBERNETES_SERVICE_HOST"):
+                raise KubeError(
+                    0,
+                    "no cluster configuration: pass --kubeconfig (or --master), set $KUBECONFIG or "
+                    "clientConnection.kubeconfig, or run in a cluster (in-cluster config: "
+                    f"{err})",
+                    "ConfigError",
+                ) from err
+            where = f"kubeconfig {path}" if path else "in-cluster config"
+            raise KubeError(0, f"invalid {where}: {_one_line(err)}", "ConfigError") from err
+        except Exception as err:  # the loader's YAML errors, or a TypeError on a file of the wrong shape
+            raise KubeError(0, f"invalid kubeconfig {path}: {_one_line(err)}", "ConfigError") from err
         if master:
             configuration.host = master
         api = ApiClient(configuration)
@@ -366,6 +376,15 @@ class KubeClient:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _one_line(err: Exception) -> str:
+    return " ".join(str(err).split()) or type(err).__name__
+
+
+def default_kubeconfig() -> str | None:
+    """The kubeconfig a client uses without ``--kubeconfig``: ``$KUBECONFIG``, else ``~/.kube/config``, if any."""
+    return _kubeconfig_path(None)
 
 
 def _kubeconfig_path(explicit: str | None) -> str | None:

@@ -51,7 +51,7 @@ from app.extender.bind import Binder, RememberingService
 from app.extender.service import ExtenderService
 from app.extender.wire import encode_error
 from app.scheduler.scheduler import Engine
-from app.server.bind import install_bind
+from app.server.bind import DEFAULT_BIND_TIMEOUT, install_bind
 from app.server.fastpath import ExtenderApp, HttpSeries, InstrumentationMetrics, internal_error_message
 from app.server.health import Check, ShutdownCheck, install_health, ping
 from app.server.info import configz, version_info
@@ -133,13 +133,14 @@ def create_app(
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     readyz_checks: Mapping[str, Check] | None = None,
     binder: Binder | None = None,
+    bind_timeout: float = DEFAULT_BIND_TIMEOUT,
 ) -> FastAPI:
     """The extender server for ``engine``: :func:`create_component_app` plus the verbs.
 
     ``profile`` names the profile the verbs run (None: the engine's first); bodies over
     ``max_request_bytes`` get 413. ``binder`` serves /bind (None: /bind answers that berth has no
     cluster connection); the verbs then remember the pods they see, so that a bind can count its
-    pod in the cache at once.
+    pod in the cache at once. A /bind answers within ``bind_timeout`` seconds.
 
     The app is an :class:`~app.server.fastpath.ExtenderApp`: ``POST`` to a verb skips FastAPI's
     middleware and routing (the verbs' routes stay, documented, for anything else).
@@ -157,7 +158,7 @@ def create_app(
     )
     for verb in install_verbs(app, service, max_request_bytes):
         app.add_fast_verb(f"/{verb.name}", verb)
-    bind_verb = install_bind(app, binder, max_request_bytes)
+    bind_verb = install_bind(app, binder, max_request_bytes, bind_timeout)
     app.add_fast_verb("/bind", bind_verb)
     app.state.closers.append(bind_verb.close)
     if _http_instrumentation is not None:

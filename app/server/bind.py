@@ -15,6 +15,18 @@ event loop keeps serving /filter meanwhile. With berth's own cluster client (``b
 :class:`~app.server.loopbind.LoopBindingClient`, far cheaper than urllib3 in threads; other clients
 run in berth's own workers, at most :data:`BIND_WORKERS` of them, so that binds reuse the client's
 pooled connections. The cache update after a bind runs on the loop, where the engine is used.
+
+kube-scheduler waits for an extender at most ``httpTimeout`` (5 s by default), then fails the
+binding cycle and schedules the pod again, which ends in another /bind. So a bind answers within
+``bind_timeout`` (:data:`DEFAULT_BIND_TIMEOUT`, under the 5 s) whatever the API server does: when it
+has not answered by then, the answer says so and that the Binding may still be applied. The Binding
+is not abandoned: it goes on (to the client's own timeout) and its outcome is kept while it is in
+flight. A /bind for the same pod meanwhile (kube-scheduler's retry, for this node or another) waits
+for that Binding instead of sending a second one that a thawed API server might apply first, and
+answers with its outcome: bound to this node (``""``), bound to another (an Error naming it), or
+failed (then a new Binding is sent). Once the first Binding's answer is in, a retry sends a new one,
+and a 409 for a pod already on that node is the truth the retry tells (see
+:class:`~app.extender.bind.Binder`).
 """
 
 from __future__ import annotations
@@ -39,7 +51,11 @@ from app.extender.bind import (
 from app.server.loopbind import LoopBindingClient
 from app.server.verbs import read_args, request_counters, route_of
 
-__all__ = ["BIND_WORKERS", "BindVerb", "install_bind"]
+__all__ = ["BIND_WORKERS", "DEFAULT_BIND_TIMEOUT", "BindVerb", "install_bind"]
+
+DEFAULT_BIND_TIMEOUT = 4.0
+"""Seconds a /bind waits for the API server before answering: under kube-scheduler's default extender
+``httpTimeout`` (5 s), so that the answer arrives while kube-scheduler still waits for it."""
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +70,9 @@ class ExtenderBindingArgs(BaseModel):
 
     pod_name: str = Field(alias="PodName")
     pod_namespace: str = Field(alias="PodNamespace")
-    pod_uid: str = Field(alias="PodUID", description="Checked as a precondition of the Binding.")
+    pod_uid: str = Field(
+        "", alias="PodUID", description="Checked as a precondition of the Binding when set (may be empty)."
+    )
     node: str = Field(alias="Node")
 
 
@@ -91,9 +109,18 @@ class BindVerb:
     name = _VERB
     then: Callable[[], None] | None = None
 
-    def __init__(self, binder: Binder | None, limit: int, workers: int = BIND_WORKERS) -> None:
+    def __init__(
+        self,
+        binder: Binder | None,
+        limit: int,
+        workers: int = BIND_WORKERS,
+        timeout: float = DEFAULT_BIND_TIMEOUT,
+    ) -> None:
         self.binder = binder
         self.limit = limit
+        self.timeout = timeout
+        # Bindings sent and not yet answered, by pod (namespace, name, UID): the task and its node.
+        self._in_flight: dict[tuple[str, str, str], tuple[asyncio.Task[BindResult], str]] = {}
         self._counted = request_counters(_VERB)
         # berth's own cluster client: the Binding is created from the event loop (loopbind).
         self.loop_client = None if binder is None else LoopBindingClient.for_client(binder.client)
@@ -124,8 +151,7 @@ class BindVerb:
             result = BindResult(NO_CLUSTER_ERROR)
         else:
             try:
-                result = await self._bind(binder, args)
-                binder.record(args, result)
+                result = await self._bind_in_time(binder, args)
             except Exception as err:  # never a 500: kube-scheduler would only see "code 500"
                 log.exception("extender bind failed for pod %s", args.key)
                 result = BindResult(f"internal error: {type(err).__name__}: {err}")
@@ -135,6 +161,56 @@ class BindVerb:
         else:
             self._counted["success"].inc()
         return 200, encode_binding_result(result.error)
+
+    async def _bind_in_time(self, binder: Binder, args: BindingArgs) -> BindResult:
+        """The outcome of binding ``args`` within ``timeout``: of a Binding for the pod already in
+        flight if there is one, else of a new one (which goes on after a late answer)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        key = (args.pod_namespace, args.pod_name, args.pod_uid)
+        earlier = self._in_flight.get(key)
+        if earlier is not None:
+            task, node = earlier
+            done, _ = await asyncio.wait({task}, timeout=self.timeout)
+            if not done:
+                return self._late(args, f"an earlier Binding of the pod to node {node} is still in flight")
+            outcome = task.result()
+            if not outcome.error:
+                if node == args.node:
+                    return BindResult("", outcome.pod, already_bound=True)
+                return BindResult(
+                    f'binding pod {args.key} to node {args.node}: already bound to node "{node}"'
+                )
+        task = loop.create_task(self._bind(binder, args))
+        self._in_flight[key] = (task, args.node)
+        task.add_done_callback(lambda done: self._finished(key, done, binder, args))
+        done, _ = await asyncio.wait({task}, timeout=max(deadline - loop.time(), 0.0))
+        if not done:
+            return self._late(args, "the Binding continues")
+        return task.result()
+
+    def _late(self, args: BindingArgs, what: str) -> BindResult:
+        return BindResult(
+            f"binding pod {args.key} to node {args.node}: no answer from the API server within "
+            f"{self.timeout:g}s; {what}, and a retry reports whether it was applied"
+        )
+
+    def _finished(
+        self, key: tuple[str, str, str], task: asyncio.Task[BindResult], binder: Binder, args: BindingArgs
+    ) -> None:
+        """A Binding's answer is in (maybe after its /bind answered): forget it, count the pod."""
+        if self._in_flight.get(key, (None, ""))[0] is task:
+            del self._in_flight[key]
+        if task.cancelled():
+            return
+        err = task.exception()
+        if err is not None:
+            log.error("extender bind failed for pod %s", args.key, exc_info=err)
+            return
+        result = task.result()
+        binder.record(args, result)
+        if result.error:
+            log.info("Binding of pod %s to node %s: %s", args.key, args.node, result.error)
 
     async def _bind(self, binder: Binder, args: BindingArgs) -> BindResult:
         """Create the Binding: on the loop with berth's client, else in a worker thread.
@@ -155,12 +231,14 @@ class BindVerb:
         return await loop.run_in_executor(self._pool(), binder.bound, args, None)
 
 
-def install_bind(app: FastAPI, binder: Binder | None, max_request_bytes: int) -> BindVerb:
+def install_bind(
+    app: FastAPI, binder: Binder | None, max_request_bytes: int, timeout: float = DEFAULT_BIND_TIMEOUT
+) -> BindVerb:
     """Add POST /bind to ``app``; without a ``binder`` it answers :data:`NO_CLUSTER_ERROR`.
 
-    Returns the verb, for the fast path.
+    ``timeout`` bounds the wait for the API server. Returns the verb, for the fast path.
     """
-    verb = BindVerb(binder, max_request_bytes)
+    verb = BindVerb(binder, max_request_bytes, timeout=timeout)
     app.post(
         "/bind",
         tags=["extender"],

@@ -45,7 +45,7 @@ from app.extender.wire import encode_error
 from app.server.body import content_length
 from app.server.chain import REQUEST_ID
 from app.server.direct import DirectRoute, Headers, Respond
-from app.server.verbs import InlineVerb, Verb
+from app.server.verbs import OFF_LOOP_BYTES, InlineVerb, Verb
 
 __all__ = [
     "DirectVerb",
@@ -266,7 +266,8 @@ class DirectVerb:
     def __init__(self, app: ExtenderApp, verb: InlineVerb) -> None:
         self.app = app
         self.verb = verb
-        self.limit = verb.limit
+        # A larger body goes through ASGI, which decodes it off the event loop (EngineVerb.handle).
+        self.limit = min(verb.limit, OFF_LOOP_BYTES)
 
     def serve(self, scope: Scope, body: bytes, respond: Respond) -> None:
         """Answer as the ASGI fast path does."""

@@ -23,12 +23,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import uvicorn
 from starlette.types import ASGIApp
 
 from app import logs
 from app.server.health import ShutdownCheck
+from app.server.limits import DEFAULT_LIMITS, ConnectionLimits, raise_open_files_limit
 from app.server.protocol import BerthHttpProtocol
 
 __all__ = ["HttpServer", "ListenError", "Listener"]
@@ -58,6 +60,7 @@ class Listener:
     host: str
     port: int
     ssl: ssl.SSLContext | None = None
+    limits: ConnectionLimits = DEFAULT_LIMITS
     reuse_port: bool = False
 
     def address(self, port: int | None = None) -> str:
@@ -88,12 +91,27 @@ def _bind(listener: Listener) -> socket.socket:
     return sock
 
 
-def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop]:
+def _loop_factory(handshake_timeout: float) -> Callable[[], asyncio.AbstractEventLoop]:
+    """uvloop (else asyncio's loop) whose servers bound a TLS handshake by ``handshake_timeout``.
+
+    uvicorn creates its servers without ``ssl_handshake_timeout`` (asyncio's default is 60 s); Go
+    bounds the handshake by the read-header timeout, and so does berth. Only servers ask this loop
+    for handshakes, so its ``create_server`` is the one place to set it.
+    """
     try:
         import uvloop
+
+        base: type[asyncio.AbstractEventLoop] = uvloop.Loop
     except ImportError:  # pragma: no cover - uvloop is a dependency except on Windows
-        return asyncio.new_event_loop
-    return uvloop.new_event_loop
+        base = type(asyncio.new_event_loop())
+
+    class Loop(base):  # type: ignore[valid-type,misc]
+        async def create_server(self, *args: Any, **kwargs: Any) -> asyncio.Server:
+            if kwargs.get("ssl") is not None:
+                kwargs.setdefault("ssl_handshake_timeout", handshake_timeout)
+            return await super().create_server(*args, **kwargs)
+
+    return Loop
 
 
 class HttpServer:
@@ -138,6 +156,7 @@ class HttpServer:
             raise RuntimeError(f"{self.name}: already started")
         if not self.listeners:
             return
+        raise_open_files_limit()
         sockets: list[socket.socket] = []
         try:
             for listener in self.listeners:
@@ -165,7 +184,8 @@ class HttpServer:
     def _server(listener: Listener, *, first: bool) -> uvicorn.Server:
         config = uvicorn.Config(
             listener.app,
-            http=BerthHttpProtocol.serving(listener.app),
+            http=BerthHttpProtocol.serving(listener.app, listener.limits),
+            timeout_keep_alive=listener.limits.idle_timeout,  # type: ignore[arg-type]  # seconds, as a float
             lifespan="on" if first else "off",
             log_level="warning",
             access_log=False,  # the handler chain logs requests (-v 3)
@@ -185,7 +205,8 @@ class HttpServer:
             )
 
         try:
-            with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+            handshake = max(listener.limits.read_header_timeout for listener in self.listeners)
+            with asyncio.Runner(loop_factory=_loop_factory(handshake)) as runner:
                 runner.run(serve_all())
         except BaseException as err:  # uvicorn sys.exit()s when the lifespan fails; keep it for start()
             self._error = err

@@ -23,6 +23,17 @@ A request the listener's app has a direct route for (:mod:`app.server.direct`) i
 parser's ``on_message_complete`` callback, with no ASGI task: the answer is written at once, with
 the ``date`` header uvicorn adds and ``connection: close`` when the connection ends after it, as
 uvicorn writes an ASGI answer.
+
+Each listener's protocol carries its :class:`~app.server.limits.ConnectionLimits` and a
+:class:`~app.server.limits.ConnectionTable`: a connection gets ``read_header_timeout`` from its
+start (and from a keep-alive request's first byte) to the end of its headers, then
+``read_body_timeout`` for its body, and ``idle_timeout`` between requests (uvicorn's keep-alive
+timer). A header timeout closes the connection without an answer, as Go's server does; a body
+timeout answers ``408``, headers over ``max_header_bytes`` ``431``, a request the parser refuses
+(``Content-Length: abc``) ``400``, each with an ``{"Error": ...}`` body. After such an answer the
+connection stops reading requests, half-closes and discards what the client still sends for
+``DRAIN_SECONDS`` before closing (Go's ``rstAvoidanceDelay``): closing a socket with unread data
+sends a reset, which would reach the client before it read the answer.
 """
 
 from __future__ import annotations
@@ -34,12 +45,23 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import httptools
+import orjson
 from starlette.types import Scope
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from app.server.direct import DirectApp, DirectRoute, Headers, direct_app
+from app.server.limits import DEFAULT_LIMITS, HEADER_SLACK, ConnectionLimits, ConnectionTable
 
-__all__ = ["BerthHttpProtocol", "CoalescingTransport", "Subject", "client_issuer", "client_subject"]
+__all__ = [
+    "DRAIN_SECONDS",
+    "BerthHttpProtocol",
+    "CoalescingTransport",
+    "Subject",
+    "client_issuer",
+    "client_subject",
+]
+
+DRAIN_SECONDS = 0.5
 
 Subject = tuple[tuple[str, str], ...]
 """A certificate subject's attributes as ``(name, value)`` pairs (``getpeercert()`` names)."""
@@ -70,10 +92,12 @@ class CoalescingTransport:
         self._transport = transport
         self._loop = loop
         self._pending: list[bytes] = []
+        self._eof = False
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
-        """Queue ``data`` for the end of this loop step."""
-        if not data:
+        """Queue ``data`` for the end of this loop step (dropped after :meth:`write_eof`: the connection
+        ended with an error answer, and an ASGI task still under way may answer after it)."""
+        if not data or self._eof:
             return
         if not self._pending:
             self._loop.call_soon(self.flush)
@@ -101,6 +125,7 @@ class CoalescingTransport:
     def write_eof(self) -> None:
         """Send what is pending, then half-close."""
         self.flush()
+        self._eof = True
         self._transport.write_eof()
 
     def close(self) -> None:
@@ -123,25 +148,37 @@ class _DirectRequest:
 
 class BerthHttpProtocol(HttpToolsProtocol):
     """HttpToolsProtocol that answers in one send, adds ``scope["extensions"]["tls"]`` on TLS
-    connections, and answers the app's direct routes inline (:mod:`app.server.direct`).
+    connections, answers the app's direct routes inline (:mod:`app.server.direct`), and enforces
+    the listener's connection limits.
 
-    :meth:`serving` gives the protocol class of one listener's app.
+    :meth:`serving` gives the protocol class of one listener.
     """
 
     direct_app: ClassVar[DirectApp | None] = None
+    limits: ClassVar[ConnectionLimits] = DEFAULT_LIMITS
+    table: ClassVar[ConnectionTable[BerthHttpProtocol] | None] = None
     _tls: dict[str, object] | None = None
     _direct: _DirectRequest | None = None
+    _timer: asyncio.TimerHandle | None = None
+    _awaiting_headers = True  # no request between its first byte and its complete headers
+    _header_bytes = 0  # bytes received while awaiting headers
+    _requests_open = 0  # headers complete, answer not yet complete
+    _refused = False  # an error answer was written; the rest of the connection is discarded
 
     @classmethod
-    def serving(cls, app: object) -> type[BerthHttpProtocol]:
-        """The protocol for a listener of ``app``: with its direct routes, if it has any."""
+    def serving(cls, app: object, limits: ConnectionLimits = DEFAULT_LIMITS) -> type[BerthHttpProtocol]:
+        """The protocol for one listener of ``app``: its direct routes, if any, and its limits."""
+        attrs: dict[str, object] = {
+            "limits": limits,
+            "table": ConnectionTable[BerthHttpProtocol](limits.max_connections, _close),
+        }
         direct = direct_app(app)
-        if direct is None:
-            return cls
-        return type(cls.__name__, (cls,), {"direct_app": direct})
+        if direct is not None:
+            attrs["direct_app"] = direct
+        return type(cls.__name__, (cls,), attrs)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        """Wrap the transport; read the TLS details of the new connection."""
+        """Wrap the transport; read the TLS details of the new connection; admit it or close it."""
         coalescing = CoalescingTransport(transport, self.loop)
         super().connection_made(coalescing)  # type: ignore[arg-type]
         ssl_object = transport.get_extra_info("ssl_object")
@@ -152,20 +189,63 @@ class BerthHttpProtocol(HttpToolsProtocol):
                 "client_cert_subject": _subject(peercert),
                 "client_cert_issuer": _issuer(peercert),
             }
+        if self.table is not None and not self.table.admit(self):
+            transport.close()  # every open connection is in a request
+            return
+        self._arm(self.limits.read_header_timeout, self._header_timeout)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        """Drop a direct request still waiting for its body."""
+        """Drop a direct request still waiting for its body, and the connection's timer and slot."""
         self._direct = None
+        self._cancel_timer()
+        if self.table is not None:
+            self.table.remove(self)
         super().connection_lost(exc)
 
+    def data_received(self, data: bytes) -> None:
+        """Feed the parser; a request it refuses, or whose headers are too large, gets its answer."""
+        if self._refused:
+            return  # draining after an error answer
+        if self._awaiting_headers:
+            self._header_bytes += len(data)
+        self._unset_keepalive_if_required()
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            if self._should_upgrade():
+                self.handle_websocket_upgrade()
+            else:
+                self._unsupported_upgrade_warning()
+            return
+        except httptools.HttpParserError as err:
+            self._refuse(400, f"malformed HTTP request: {err}")
+            return
+        if self._awaiting_headers and self._header_bytes > self.limits.max_header_bytes + HEADER_SLACK:
+            self._refuse_large_headers()
+
     def on_message_begin(self) -> None:
-        """Start the request's scope with the connection's TLS extension."""
+        """Start the request's scope with the connection's TLS extension, and its header timeout."""
         super().on_message_begin()
         if self._tls is not None:
             self.scope["extensions"] = {"tls": self._tls}  # type: ignore[dict-item]
+        if self._timer is None and self._requests_open == 0:
+            self._arm(self.limits.read_header_timeout, self._header_timeout)
 
     def on_headers_complete(self) -> None:
-        """Take the request directly when its app has a route for it and nothing asks for ASGI."""
+        """Check the header size, start the body timeout, and take the request directly when its
+        app has a route for it and nothing asks for ASGI."""
+        if self._refused:
+            return
+        self._awaiting_headers = False
+        self._header_bytes = 0
+        size = len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
+        if size > self.limits.max_header_bytes:
+            self._refuse_large_headers()
+            return
+        self._requests_open += 1
+        if self.table is not None:
+            self.table.busy(self)
+        self._arm(self.limits.read_body_timeout, self._body_timeout)
         route = self._direct_route()
         if route is None:
             super().on_headers_complete()
@@ -206,6 +286,8 @@ class BerthHttpProtocol(HttpToolsProtocol):
 
     def on_body(self, body: bytes) -> None:
         """Collect a direct request's body."""
+        if self._refused:
+            return
         if self._direct is not None:
             self._direct.chunks.append(body)
         else:
@@ -213,6 +295,10 @@ class BerthHttpProtocol(HttpToolsProtocol):
 
     def on_message_complete(self) -> None:
         """Answer a direct request now that its body is complete."""
+        if self._refused:
+            return
+        self._cancel_timer()
+        self._awaiting_headers = True
         request = self._direct
         if request is None:
             super().on_message_complete()
@@ -256,6 +342,66 @@ class BerthHttpProtocol(HttpToolsProtocol):
         if isinstance(transport, CoalescingTransport):
             transport.flush()  # now: the route's follow-up work runs later in this loop step
 
+    def on_response_complete(self) -> None:
+        """As uvicorn's (which arms the idle timeout), and the connection may again make room for others."""
+        self._requests_open = max(self._requests_open - 1, 0)
+        super().on_response_complete()
+        if self._requests_open or self.transport.is_closing():
+            return
+        if self.table is not None:
+            self.table.idle(self)
+        if self._header_bytes and self._timer is None:
+            # The next request's first bytes came while this one was answered: its headers' clock runs.
+            self._arm(self.limits.read_header_timeout, self._header_timeout)
+
+    # --- limits ---------------------------------------------------------------------------------
+
+    def _arm(self, seconds: float, then: Any) -> None:
+        self._cancel_timer()
+        self._timer = self.loop.call_later(seconds, then)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _header_timeout(self) -> None:
+        """No complete headers in time: close without an answer, as Go's server does."""
+        self._timer = None
+        if self._requests_open == 0 and not self.transport.is_closing():
+            self.transport.close()
+
+    def _body_timeout(self) -> None:
+        """The body did not arrive in time: 408, unless the app already answers."""
+        self._timer = None
+        if self.cycle is not None and self.cycle.response_started and self._direct is None:
+            self.transport.close()
+            return
+        self._refuse(408, f"request body not received within {self.limits.read_body_timeout:g}s")
+
+    def _refuse_large_headers(self) -> None:
+        self._refuse(431, f"request headers larger than the limit of {self.limits.max_header_bytes} bytes")
+
+    def _refuse(self, status: int, message: str) -> None:
+        """Answer ``status`` with an ``Error`` body, then stop reading requests and close gracefully."""
+        self._refused = True
+        self._direct = None
+        self._cancel_timer()
+        self._unset_keepalive_if_required()
+        if self.cycle is not None and not self.cycle.response_complete:
+            self.cycle.keep_alive = False
+        if self.transport.is_closing():
+            return
+        body = orjson.dumps({"Error": message})
+        headers: Headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ]
+        self._write_answer(status, headers, body, keep_alive=False)
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self._timer = self.loop.call_later(DRAIN_SECONDS, self.transport.close)
+
     def shutdown(self) -> None:
         """As uvicorn's, and a direct request still coming in gets its answer, then the connection closes."""
         if self._direct is not None:
@@ -268,6 +414,12 @@ _INTERNAL_ERROR_HEADERS: Headers = [
     (b"content-type", b"text/plain; charset=utf-8"),
     (b"content-length", b"21"),
 ]
+
+
+def _close(connection: BerthHttpProtocol) -> None:
+    """Close a connection the table evicts: it is waiting, so it owes no answer."""
+    if not connection.transport.is_closing():
+        connection.transport.close()
 
 
 def client_subject(scope: Scope) -> Subject | None:

@@ -85,7 +85,8 @@ def simulate(
     ``seed`` fixes every random choice (a random one is drawn when None; either way the output
     records it). ``schedule_all`` gives pods of unserved scheduler names to the first profile.
     Returns ``(text, warnings)``: the output in ``output`` format and the state's warnings (for
-    stderr). Raises :class:`StateError` for a bad state file (the CLI exits 2), ValueError for an
+    stderr), then one per pod a plugin raised an exception for (that pod's record is an Error).
+    Raises :class:`StateError` for a bad state file (the CLI exits 2), ValueError for an
     unknown output format, and FrameworkError when the configuration's profiles cannot be built.
     """
     check_output_format(output)  # first, so a typo in -o does not cost a whole simulation
@@ -96,4 +97,4 @@ def simulate(
     engine = new_engine(state, cfg, registry, seed)
     result = run_simulation(state, engine)
     nodes = node_utilization(engine, state.nodes)
-    return format_result(result, output, seed, nodes), list(state.warnings)
+    return format_result(result, output, seed, nodes), [*state.warnings, *result.warnings]

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from app.api.objects import Pod
-from app.framework.interfaces import QueuedPodInfo
+from app.framework.interfaces import Plugin, QueuedPodInfo
 from app.framework.runtime import Framework, NodeScore
 from app.framework.status import Status
 from app.framework.types import PodInfo
@@ -81,6 +82,7 @@ class SimulationResult:
 
     records: list[PodRecord]
     num_nodes: int
+    warnings: list[str] = field(default_factory=list)  # plugins that raised, one line per pod
 
     def count(self, status: str) -> int:
         """How many records have ``status``."""
@@ -185,6 +187,7 @@ def run_simulation(state: ClusterState, engine: Engine) -> SimulationResult:
     # The snapshot's nodes are exactly the state's (pods on unknown nodes make no node of their own).
     node_names = [n.name for n in state.nodes]
     records: list[PodRecord] = []
+    warnings: list[str] = []
     for pending in queue_order(state.pending, engine):
         pod = pending.pod
         fwk = engine.framework_for(pod)
@@ -196,8 +199,23 @@ def run_simulation(state: ClusterState, engine: Engine) -> SimulationResult:
         if gate is not None:
             records.append(PodRecord(pod, GATED, message=gate.message()))
             continue
-        records.append(_schedule_with_preemption(engine, fwk, pod, node_names))
-    return SimulationResult(records, len(node_names))
+        try:
+            records.append(_schedule_with_preemption(engine, fwk, pod, node_names))
+        except Exception as err:  # a plugin's bug costs its pod, as berth serve's verbs answer Error
+            records.append(PodRecord(pod, "Error", message=crash_message(err)))
+            warnings.append(f"{pod.key}: {records[-1].message}")
+    return SimulationResult(records, len(node_names), warnings)
+
+
+def crash_message(err: Exception) -> str:
+    """``plugin "X" raised KeyError: 'k'``: the innermost plugin on the exception's stack, if any."""
+    plugin = None
+    for frame, _ in traceback.walk_tb(err.__traceback__):
+        owner = frame.f_locals.get("self")
+        if isinstance(owner, Plugin):
+            plugin = owner.name
+    raised = f"raised {type(err).__name__}: {err}"
+    return f'plugin "{plugin}" {raised}' if plugin else f"internal error: {raised}"
 
 
 def _schedule_with_preemption(

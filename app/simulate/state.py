@@ -19,8 +19,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 import yaml
 
+from app.api import decoding
 from app.api.errors import FieldError
 from app.api.objects import (
     Node,
@@ -109,7 +111,7 @@ class _Doc:
 # --- reading ---------------------------------------------------------------------------------------------
 
 
-class _StateLoader(yaml.SafeLoader):
+class _StateLoader(decoding.DocumentLoader):
     """SafeLoader that keeps timestamps as strings, as Kubernetes' YAML→JSON decoding does.
 
     Without this, an unquoted ``creationTimestamp: 2024-05-01T10:00:00Z`` would become a ``datetime``
@@ -119,7 +121,7 @@ class _StateLoader(yaml.SafeLoader):
 
 _StateLoader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    for first, resolvers in decoding.DocumentLoader.yaml_implicit_resolvers.items()
 }
 
 
@@ -138,12 +140,24 @@ def _mark_text(mark: Any) -> str:
 
 
 def _yaml_documents(text: str, path: str) -> list[Any]:
-    loader = _StateLoader(text)
     docs: list[Any] = []
+    loader: _StateLoader | None = None
     try:
-        while loader.check_node():
-            node = loader.get_node()
-            docs.append(loader.construct_document(node) if node is not None else None)
+        loader = _StateLoader(text)  # the reader refuses control characters (NUL) here
+        with decoding.recursion_limit(decoding.YAML_RECURSION_LIMIT):
+            while loader.check_node():
+                node = loader.get_node()
+                docs.append(loader.construct_document(node) if node is not None else None)
+    except RecursionError:
+        raise StateError(
+            path, f"invalid YAML (document {len(docs) + 1}): {decoding.too_deep_message('a value')}"
+        ) from None
+    except yaml.reader.ReaderError as err:
+        line = text.count("\n", 0, err.position) + 1
+        column = err.position - (text.rfind("\n", 0, err.position) + 1) + 1
+        raise StateError(
+            path, f"line {line}, column {column}: invalid YAML: unacceptable character #x{err.character:04x}"
+        ) from None
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         problem = " ".join(p for p in (err.context, err.problem) if p) or "syntax error"
@@ -152,7 +166,8 @@ def _yaml_documents(text: str, path: str) -> list[Any]:
     except yaml.YAMLError as err:
         raise StateError(path, f"invalid YAML (document {len(docs) + 1}): {err}") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     return docs
 
 
@@ -162,7 +177,9 @@ def _documents(text: str, path: str) -> list[Any]:
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
-            data = json.loads(text)
+            data = _json(text)
+        except RecursionError:
+            raise StateError(path, f"invalid JSON: {decoding.too_deep_message('a value')}") from None
         except json.JSONDecodeError as err:
             # Flow-style YAML also starts with "{" or "["; only report JSON errors if YAML fails too.
             try:
@@ -173,6 +190,16 @@ def _documents(text: str, path: str) -> list[Any]:
                 ) from None
         return list(data) if isinstance(data, list) else [data]
     return _yaml_documents(text, path)
+
+
+def _json(text: str) -> Any:
+    """orjson first (fast, and 1,024 levels deep without recursion); the standard library for what
+    orjson refuses and Go accepts: unpaired surrogates, integers beyond a double (kept as
+    :class:`_HugeInt`), and for the line and column of a real syntax error."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text, parse_int=decoding.json_int)
 
 
 def _flatten(raw: Any, where: str, path: str) -> Iterator[_Doc]:
@@ -284,6 +311,13 @@ def parse_state(text: str, path: str = "<state>") -> ClusterState:
     for d, raw in enumerate(_documents(text, path)):
         if raw is None:  # an empty document ("---" twice): kubectl ignores it too
             continue
+        try:
+            raw = decoding.sanitize(raw)
+        except FieldError as err:
+            where = f"document {d + 1}"
+            if isinstance(raw, Mapping) and isinstance(raw.get("kind"), str):
+                where = _describe(_Doc(raw, where), raw["kind"])
+            raise StateError(path, str(err), where) from None
         for doc in _flatten(raw, f"document {d + 1}", path):
             api_version, kind = _type_meta(doc, path)
             where = _describe(doc, kind)

@@ -203,3 +203,77 @@ def test_the_readme_standalone_example_config_loads_in_berth_run(capsys: pytest.
     assert [p["schedulerName"] for p in cfg["profiles"]] == ["berth-scheduler"]
     assert cfg["leaderElection"]["leaderElect"] is True
     assert cfg["leaderElection"]["resourceName"] == "berth-scheduler"
+
+
+@pytest.mark.parametrize(
+    ("command", "prefix"),
+    [("serve", "--stat"), ("simulate", "--outp"), ("run", "--leader-el"), ("serve", "--max-request")],
+)
+def test_flag_prefixes_are_unknown_flags(
+    capsys: pytest.CaptureFixture[str], command: str, prefix: str
+) -> None:
+    # pflag has no abbreviations: `--stat` is not `--state`.
+    code, _, err = run(capsys, command, prefix, "x")
+    assert code == 1
+    assert f"unknown flag: {prefix}" in err
+
+
+def test_a_plugin_exception_in_simulate_is_that_pods_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The plugin from tests/server/plugins raises RuntimeError in Filter for annotated pods.
+    monkeypatch.syspath_prepend(str(ROOT / "tests" / "server" / "plugins"))
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        "- schedulerName: default-scheduler\n  plugins:\n    filter:\n      enabled: [{name: ExplodingFilter}]\n"
+    )
+    state = tmp_path / "state.yaml"
+    state.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '4', pods: '10'}}\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: boom, annotations: {example.com/explode: 'true'}}\n"
+        "spec: {containers: [{name: c}]}\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: fine}\nspec: {containers: [{name: c}]}\n"
+    )
+    code, out, err = run(
+        capsys,
+        "simulate",
+        str(state),
+        "--config",
+        str(cfg),
+        "--plugin-module",
+        "exploding_filter",
+        "-o",
+        "json",
+    )
+    assert code == 0, err
+    result = {p["pod"]: p for p in json.loads(out)["pods"]}
+    assert result["default/boom"]["status"] == "Error"
+    assert result["default/boom"]["message"] == (
+        'plugin "ExplodingFilter" raised RuntimeError: plugin exploded on node n1'
+    )
+    assert result["default/fine"]["status"] == "Scheduled"  # one plugin bug costs one pod, not the run
+    assert 'Warning: default/boom: plugin "ExplodingFilter" raised RuntimeError' in err
+
+
+def test_a_duplicate_plugin_names_both_sources(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = (EXAMPLES / "plugins" / "prefer_label.py").read_text()
+    (tmp_path / "prefer_label_copy.py").write_text(source)
+    monkeypatch.syspath_prepend(str(EXAMPLES / "plugins"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, _, err = run(
+        capsys,
+        "simulate",
+        "x.yaml",
+        "--plugin-module",
+        "prefer_label",
+        "--plugin-module",
+        "prefer_label_copy",
+    )
+    assert code == 1
+    assert (
+        'a plugin named "PreferLabel" already exists (from --plugin-module prefer_label); '
+        "--plugin-module prefer_label_copy registers another"
+    ) in err

@@ -422,3 +422,27 @@ def test_durations(text: str, seconds: float, formatted: str) -> None:
 def test_bad_durations(bad: str) -> None:
     with pytest.raises(ValueError):
         parse_duration(bad)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nparallelism: "
+            + "1" * 5000,
+            "parallelism: integer of 5000 digits is out of range",
+        ),
+        ("x: " + "[" * 600 + "]" * 600, "nested more than 254 levels deep"),
+        ('{"x": ' + "[" * 1100 + "]" * 1100 + "}", "nested more than 254 levels deep"),
+    ],
+    ids=["huge-int", "deep-yaml", "deep-json"],
+)
+def test_hostile_config_files_are_clean_errors(tmp_path: Path, text: str, message: str) -> None:
+    from app.cli.common import load_configuration
+    from app.cli.options import CommandError
+    from app.plugins.registry import in_tree_registry
+
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    with pytest.raises(CommandError, match=message):
+        load_configuration(str(path), in_tree_registry())

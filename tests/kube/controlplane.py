@@ -35,7 +35,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -425,6 +425,17 @@ class LocalControlPlane:
                     raise
             time.sleep(1.0)
 
+    @contextlib.contextmanager
+    def frozen_apiserver(self) -> Iterator[None]:
+        """kube-apiserver stopped with SIGSTOP inside the block, resumed with SIGCONT after it: its
+        connections stay open and requests sent meanwhile are answered (or applied) only then."""
+        (proc,) = [p for p in self._procs if p.name == "kube-apiserver" and p.popen.poll() is None]
+        proc.popen.send_signal(signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            proc.popen.send_signal(signal.SIGCONT)
+
     def restart_apiserver(self, downtime: float = 0.0) -> None:
         """Stop kube-apiserver, leave it down for ``downtime`` seconds, start it again (etcd untouched).
 
@@ -656,7 +667,9 @@ def _node_count(text: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: ``controlplane.py up [--bin-dir DIR] [--workdir DIR] [--keep] [--timeout S] [--nodes N]``."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, description=__doc__.splitlines()[0] if __doc__ else None
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     up = sub.add_parser("up", help="start etcd + kube-apiserver (and fake Nodes) and run until Ctrl-C")
     up.add_argument("--bin-dir", default=None, help="directory with the binaries (default: the build cache)")

@@ -105,6 +105,11 @@ def serve(
                 "serve",
                 "--port",
                 str(port),
+                # A free secure port too: 8889 may be a `make run` in another terminal.
+                "--secure-port",
+                str(free_port()),
+                "--bind-address",
+                "127.0.0.1",
                 "--kubeconfig",
                 str(control_plane.kubeconfig),
                 "--config",

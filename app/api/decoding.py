@@ -1,0 +1,134 @@
+"""Decoding YAML and JSON files safely: integers too long for Python, nesting too deep, lone surrogates.
+
+Shared by the state files of ``berth simulate`` / ``berth serve --state`` and the configuration
+files of every command. What the standard decoders do with hostile input, and what berth does:
+
+- an integer of more than 4,300 digits makes ``int()`` raise ValueError: it is kept as a
+  :class:`HugeInt` (its text) and :func:`sanitize` reports it with its field path;
+- YAML nested a few hundred levels deep exhausts Python's recursion limit while PyYAML composes
+  it: :func:`recursion_limit` raises the limit for the load, :func:`sanitize` then refuses
+  documents deeper than :data:`~app.api.depth.MAX_DEPTH` naming the field;
+- an unpaired surrogate (``"\\ud800"``) would fail when printed: it becomes U+FFFD, as Go decodes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import yaml
+
+from app.api.depth import MAX_DEPTH
+from app.api.errors import FieldError
+
+__all__ = [
+    "YAML_RECURSION_LIMIT",
+    "DocumentLoader",
+    "HugeInt",
+    "json_int",
+    "recursion_limit",
+    "sanitize",
+    "too_deep_message",
+    "yaml_int",
+]
+
+
+class HugeInt(str):
+    """An integer literal with more digits than Python converts (4,300): kept as its text until
+    :func:`sanitize` reports it with its field path; no Kubernetes field holds one (they are int64)."""
+
+    def message(self) -> str:
+        return f"integer of {sum(c.isdigit() for c in self)} digits is out of range"
+
+
+def yaml_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | HugeInt:
+    try:
+        return int(loader.construct_yaml_int(node))
+    except ValueError:  # "Exceeds the limit (4300 digits) for integer string conversion"
+        return HugeInt(node.value)
+
+
+class DocumentLoader(yaml.SafeLoader):
+    """SafeLoader whose integers too long for Python become :class:`HugeInt`, for :func:`sanitize`."""
+
+
+DocumentLoader.add_constructor("tag:yaml.org,2002:int", yaml_int)
+
+
+def json_int(text: str) -> int | HugeInt:
+    try:
+        return int(text)
+    except ValueError:
+        return HugeInt(text)
+
+
+# PyYAML composes nested collections recursively, three Python frames a level: the default limit
+# (1,000) stops at about 330 levels, before MAX_DEPTH can name the field. Pure-Python frames use no
+# C stack (Python 3.11+), so a higher limit while composing is safe.
+YAML_RECURSION_LIMIT = 8 * MAX_DEPTH + 1000
+
+
+@contextlib.contextmanager
+def recursion_limit(limit: int) -> Iterator[None]:
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, previous))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
+
+
+def too_deep_message(path: str) -> str:
+    return f"{path}: nested more than {MAX_DEPTH} levels deep"
+
+
+def _has_surrogates(text: str) -> bool:
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _replace_surrogates(text: str) -> str:
+    """Unpaired UTF-16 surrogates (``"\\ud800"`` in JSON or YAML) become U+FFFD, as Go's decoder makes them."""
+    return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+
+
+def sanitize(doc: Any) -> Any:
+    """Check a decoded document in one iterative walk: nesting within MAX_DEPTH and no :class:`HugeInt`
+    (raises FieldError naming the field); unpaired surrogates in keys and strings replaced in place."""
+    if isinstance(doc, str):
+        return _replace_surrogates(doc) if _has_surrogates(doc) else doc
+    stack: list[tuple[Any, int, str]] = [(doc, 1, "")]
+    while stack:
+        container, depth, path = stack.pop()
+        if depth > MAX_DEPTH:
+            raise FieldError(path, f"nested more than {MAX_DEPTH} levels deep")
+        if isinstance(container, dict):
+            for key in list(container):
+                value = container[key]
+                if isinstance(key, str) and _has_surrogates(key):
+                    del container[key]
+                    key = _replace_surrogates(key)
+                    container[key] = value
+                child = f"{path}.{key}" if path else str(key)
+                container[key] = _child(value, depth, child, stack)
+        elif isinstance(container, list):
+            for i, value in enumerate(container):
+                container[i] = _child(value, depth, f"{path}[{i}]", stack)
+    return doc
+
+
+def _child(value: Any, depth: int, path: str, stack: list[tuple[Any, int, str]]) -> Any:
+    if isinstance(value, HugeInt):
+        raise FieldError(path, value.message())
+    if isinstance(value, str):
+        return _replace_surrogates(value) if _has_surrogates(value) else value
+    if isinstance(value, dict | list):
+        stack.append((value, depth + 1, path))
+    return value
