@@ -86,7 +86,8 @@ def add_deprecated_flags(parser: argparse.ArgumentParser) -> None:
         "--kubeconfig",
         metavar="STRING",
         help="DEPRECATED: path to kubeconfig file with authorization and master location information. "
-        f"{_IGNORED}",
+        f"{_IGNORED} Where neither it nor clientConnection.kubeconfig names one, berth uses "
+        "$KUBECONFIG, else ~/.kube/config, else the in-cluster config.",
     )
     group.add_argument(
         "--pod-max-in-unschedulable-pods-duration",

@@ -20,7 +20,17 @@ from app.plugins.registry import in_tree_registry
 from tests.kube.controlplane import default_bin_dir
 
 ROOT = Path(__file__).resolve().parents[2]
-BERTH_ONLY = {"anonymous-auth", "authorization-static-rules", "plugin-module"}
+BERTH_ONLY = {
+    "anonymous-auth",
+    "authorization-static-rules",
+    "plugin-module",
+    # every listener's limits (docs/limits.md): kube-scheduler has them built in, without flags
+    "read-header-timeout",
+    "read-body-timeout",
+    "idle-timeout",
+    "max-header-bytes",
+    "max-connections",
+}
 
 
 def _names(help_text: str) -> set[str]:

@@ -3,7 +3,7 @@
 * every ``sh``/``bash`` block runs (``tests/docs/run_blocks.py``, in a network namespace of its own so
   that the docs' default ports are free, against the test control plane with three kubelet-less Nodes);
   blocks marked ``<!-- not-run: reason -->`` are listed at the end of the test output;
-* every relative link points at a file that exists (or at one of :data:`PENDING_DOCS`);
+* every relative link points at a file that exists;
 * every ``--flag`` named for berth exists in berth's parsers;
 * every ``scheduler_*`` / ``berth_*`` metric named exists in berth's ``/metrics``;
 * every file under ``examples/`` is used by some test.
@@ -29,11 +29,6 @@ from kube.controlplane import LocalControlPlane
 
 #: Docs other helpers write in their own branches, linked from here before the merge brings them. The
 #: lead deletes this list after merging them: from then on a link to a missing file fails again.
-PENDING_DOCS = frozenset(
-    {
-        "docs/limits.md",
-    }
-)
 
 #: Flags the docs name in prose for programs other than berth (``berth`` command lines are always
 #: checked against the sub-command's own parser).
@@ -41,6 +36,7 @@ FOREIGN_FLAGS = {
     "--nodes": "hack/control-plane.sh up",
     "--runtime-config": "kube-apiserver",
     "--enable-admission-plugins": "kube-apiserver",
+    "--request-timeout": "kube-apiserver",
 }
 
 #: Words the docs use that look like metric names but are not.
@@ -84,23 +80,14 @@ def _relative_links(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def test_links_point_at_files_that_exist() -> None:
-    """A reader following a link finds the file (docs other branches bring are listed as pending)."""
+    """A reader following a link finds the file."""
     broken = []
     for path in doc_files():
         for number, target in _relative_links(path):
             resolved = (path.parent / target).resolve()
-            relative = (
-                resolved.relative_to(REPO_ROOT).as_posix() if resolved.is_relative_to(REPO_ROOT) else target
-            )
-            if not resolved.exists() and relative not in PENDING_DOCS:
+            if not resolved.exists():
                 broken.append(f"{path.relative_to(REPO_ROOT)}:{number}: {target}")
     assert not broken, "links to files that do not exist:\n" + "\n".join(broken)
-
-
-def test_pending_docs_are_still_missing() -> None:
-    """Once a pending doc exists, its name leaves :data:`PENDING_DOCS` (so the list cannot go stale)."""
-    arrived = sorted(name for name in PENDING_DOCS if (REPO_ROOT / name).exists())
-    assert not arrived, f"these docs exist now; remove them from PENDING_DOCS: {arrived}"
 
 
 def _berth_flags() -> dict[str, set[str]]:
