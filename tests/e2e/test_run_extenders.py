@@ -128,9 +128,6 @@ def test_failing_extenders_behave_and_read_as_in_kube_scheduler(
     cluster.create_node("a", cpu="4")
     cluster.create_node("b", cpu="4")
     kube_config = scheduler_config(control_plane.kubeconfig, entries, scheduler_name=KUBE_NAME)
-    # berth has no DynamicResources plugin, whose PostFilter adds "no new claims to deallocate" to
-    # kube-scheduler's FitError: the same profile on both sides is kube-scheduler's without it.
-    kube_config["profiles"][0]["plugins"] = {"multiPoint": {"disabled": [{"name": "DynamicResources"}]}}
     kube = KubeScheduler(
         control_plane.bin_dir, control_plane.kubeconfig, tmp_path, kube_config, "kube-scheduler-extenders"
     ).start()
