@@ -6,7 +6,6 @@ allocation."""
 
 from __future__ import annotations
 
-import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -183,34 +182,14 @@ def berth(control_plane: LocalControlPlane, tmp_path: Path, namespace: str) -> I
 
 
 @pytest.fixture
-def resourceclaim_controller(control_plane: LocalControlPlane, tmp_path: Path) -> Iterator[None]:
+def resourceclaim_controller(control_plane: LocalControlPlane) -> Iterator[None]:
     """kube-controller-manager v1.36.3 running only its resourceclaim controller (templates become
-    claims, recorded in the pod's status), as the admin; no serving port, no leader election.
-    (A helper of this test rather than of tests/kube/controlplane.py, which stays etcd + apiserver.)"""
-    log = (tmp_path / "kube-controller-manager.log").open("wb")
-    proc = subprocess.Popen(
-        [
-            str(control_plane.bin_dir / "kube-controller-manager"),
-            f"--kubeconfig={control_plane.kubeconfig}",
-            "--controllers=resourceclaim-controller",
-            "--leader-elect=false",
-            "--secure-port=0",
-        ],
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    claims, recorded in the pod's status)."""
+    control_plane.start_controller_manager(["resourceclaim-controller"])
     try:
         yield
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+        control_plane.stop_controller_manager()
 
 
 def wait_for(check: Any, what: str, timeout: float = WAIT) -> Any:
