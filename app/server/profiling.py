@@ -28,7 +28,16 @@ from app import logs
 __all__ = ["install_profiling"]
 
 _TEXT = "text/plain; charset=utf-8"
-_WAITING_FILES = ("threading.py", "queue.py", "selectors.py")
+#: Where a thread's innermost Python frame stands while it waits in C: the lock under a Condition or
+#: Event wait, a join, a selector. A file alone is not enough: a thread spinning on Event.is_set is
+#: in threading.py too, and busy.
+_WAITING_FRAMES = frozenset(
+    {
+        ("threading.py", "wait"),
+        ("threading.py", "_wait_for_tstate_lock"),
+        ("selectors.py", "select"),
+    }
+)
 _MAX_SECONDS = 120.0
 
 
@@ -58,7 +67,8 @@ def sample(seconds: float, *, waiting_only: bool, interval: float = 0.01) -> str
         for ident, frame in sys._current_frames().items():
             if ident == me:
                 continue
-            if waiting_only and not frame.f_code.co_filename.endswith(_WAITING_FILES):
+            code = frame.f_code
+            if waiting_only and (code.co_filename.rsplit("/", 1)[-1], code.co_name) not in _WAITING_FRAMES:
                 continue
             counts[_folded(frame)] += 1
         time.sleep(interval)
