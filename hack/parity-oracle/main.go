@@ -43,6 +43,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -61,6 +62,7 @@ import (
 	coredefaults "k8s.io/kubernetes/pkg/apis/core/v1"
 	policydefaults "k8s.io/kubernetes/pkg/apis/policy/v1"
 	schedulingdefaults "k8s.io/kubernetes/pkg/apis/scheduling/v1"
+	storagedefaults "k8s.io/kubernetes/pkg/apis/storage/v1"
 	podregistry "k8s.io/kubernetes/pkg/registry/core/pod"
 	"k8s.io/kubernetes/pkg/scheduler"
 	schedulerapi "k8s.io/kubernetes/pkg/scheduler/apis/config"
@@ -108,7 +110,7 @@ type output struct {
 var apiDefaults = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, register := range []func(*runtime.Scheme) error{coredefaults.RegisterDefaults, appsdefaults.RegisterDefaults,
-		policydefaults.RegisterDefaults, schedulingdefaults.RegisterDefaults} {
+		policydefaults.RegisterDefaults, schedulingdefaults.RegisterDefaults, storagedefaults.RegisterDefaults} {
 		if err := register(s); err != nil {
 			panic(err)
 		}
@@ -219,6 +221,9 @@ func loadState(path string) (*clusterState, error) {
 			obj = &policyv1.PodDisruptionBudget{}
 		case "PriorityClass":
 			obj = &schedulingv1.PriorityClass{}
+		case "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver",
+			"CSIStorageCapacity", "VolumeAttachment":
+			obj = newStorageObject(raw["kind"].(string))
 		default:
 			fmt.Fprintf(os.Stderr, "%s: document %d: kind %v ignored\n", path, i+1, raw["kind"])
 			continue
@@ -261,6 +266,27 @@ func loadState(path string) (*clusterState, error) {
 		}
 	}
 	return st, nil
+}
+
+// newStorageObject is the empty typed object of a storage kind: the volume plugins read them through the
+// fake clientset's informers (VolumeBinding's assume caches read the informers' stores directly).
+func newStorageObject(kind string) runtime.Object {
+	switch kind {
+	case "PersistentVolume":
+		return &v1.PersistentVolume{}
+	case "PersistentVolumeClaim":
+		return &v1.PersistentVolumeClaim{}
+	case "StorageClass":
+		return &storagev1.StorageClass{}
+	case "CSINode":
+		return &storagev1.CSINode{}
+	case "CSIDriver":
+		return &storagev1.CSIDriver{}
+	case "CSIStorageCapacity":
+		return &storagev1.CSIStorageCapacity{}
+	default:
+		return &storagev1.VolumeAttachment{}
+	}
 }
 
 // prepareForCreate runs the pod registry strategy's PrepareForCreate, as kube-apiserver does on create:

@@ -18,6 +18,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from parity.gen_storage import add_storage
+
 Obj = dict[str, Any]
 
 ZONES = ("zone-a", "zone-b", "zone-c")
@@ -725,5 +727,16 @@ def generate(seed: int) -> Scenario:
         first["resources"].get("limits", {}).pop("cpu", None)
         g.features.append("preemptor")
     config = g.config()
-    objects = [*g.namespaces(), RUNTIME_CLASS, *g.nodes, *classes, *owners, *g.pdbs(), *running, pending]
+    storage = add_storage(seed, g.nodes, running, pending, g.features)
+    objects = [
+        *g.namespaces(),
+        RUNTIME_CLASS,
+        *g.nodes,
+        *classes,
+        *owners,
+        *g.pdbs(),
+        *storage,
+        *running,
+        pending,
+    ]
     return Scenario(seed, objects, config, sorted(set(g.features)))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from parity import gen_storage
 from parity.generator import Scenario, generate
 from parity.harness import (
     ASPECTS,
@@ -115,12 +116,16 @@ def _report_mismatch(
     shrink: bool,
 ) -> str:
     from app.framework.registry import Registry
+    from app.simulate.state import StateError
 
     assert isinstance(registry, Registry)
     work = out / "minimize"
 
     def still_fails(candidate: Scenario) -> bool:
-        c, _, _ = run_scenario(candidate, oracle, registry, work)
+        try:
+            c, _, _ = run_scenario(candidate, oracle, registry, work)
+        except StateError:  # a dropped object something else names (a pod's PriorityClass)
+            return False
         return not c.agree.get(aspect, True)
 
     small = minimize(scenario, still_fails) if shrink else scenario
@@ -145,7 +150,14 @@ def main(argv: list[str] | None = None) -> int:
         "--out", type=Path, default=None, help="where mismatch files go (a temp dir by default)"
     )
     parser.add_argument("--no-minimize", action="store_true", help="report mismatches as generated")
+    parser.add_argument(
+        "--storage-share",
+        type=float,
+        default=gen_storage.STORAGE_SHARE,
+        help="share of scenarios with storage objects (1 for a storage-heavy pass)",
+    )
     args = parser.parse_args(argv)
+    gen_storage.STORAGE_SHARE = args.storage_share
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 10**9)
     out = args.out or new_workdir()
     print(f"parity: {args.n} scenarios from seed {seed} (replay with --seed {seed}); files in {out}")

@@ -11,6 +11,7 @@ import pytest
 
 from app import featuregates as gates
 from app.api.errors import FieldError
+from app.api.objects import parse_pod
 from app.api.storage import (
     parse_csi_driver,
     parse_csi_node,
@@ -26,7 +27,7 @@ from app.plugins.noderesources.args import UtilizationShapePoint
 from app.plugins.volumebinding.args import VolumeBindingArgs
 from app.plugins.volumebinding.binder import ERR_REASON_BIND_CONFLICT, ERR_REASON_NODE_CONFLICT
 from app.plugins.volumebinding.volume_binding import VolumeBinding
-from builders import make_node, make_pod
+from builders import make_node, make_pod, pod_dict
 from plugins.storage_helpers import csi_node, handle, pod_with_claims, pv, pvc, storage_class
 
 WAIT_SC = storage_class("wait-sc", "WaitForFirstConsumer")
@@ -147,6 +148,38 @@ def test_pre_filter_rejections(
     name: str, claims: list[str], objs: list[dict[str, Any]], want_pre: Status
 ) -> None:
     assert run(claims, objs, nodes("node-a"))[0] == want_pre
+
+
+@pytest.mark.parametrize(
+    ("owner_uid", "want"),
+    [
+        ("uid-pod-a", None),
+        (
+            "uid-someone-else",
+            unresolvable(
+                "PVC default/pod-a-scratch was not created for pod default/pod-a (pod is not owner)"
+            ),
+        ),
+    ],
+)
+def test_ephemeral_claim_must_be_owned_by_the_pod(owner_uid: str, want: Status | None) -> None:
+    # Found by the parity suite: kube's podHasPVCs checks ephemeral.VolumeIsForPod in PreFilter, so a
+    # generic ephemeral volume's claim that another object controls is UnschedulableAndUnresolvable.
+    claim = make_pvc("pod-a-scratch", "wait-sc")
+    claim["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "Pod", "name": "pod-a", "uid": owner_uid, "controller": True}
+    ]
+    plugin = VolumeBinding(VolumeBindingArgs(300), handle(WAIT_SC, claim))
+    template = {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+    pod = parse_pod(
+        pod_dict(
+            "pod-a",
+            "default",
+            uid="uid-pod-a",
+            volumes=[{"name": "scratch", "ephemeral": {"volumeClaimTemplate": template}}],
+        )
+    )
+    assert plugin.pre_filter(CycleState(), pod, nodes("node-a"))[1] == want
 
 
 def test_all_bound() -> None:

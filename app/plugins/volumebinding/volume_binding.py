@@ -27,6 +27,7 @@ from app.api.storage import (
     CSIStorageCapacity,
     PersistentVolumeClaim,
     StorageClass,
+    ephemeral_claim_error,
     not_found,
 )
 from app.framework.cycle_state import CycleState, StateData
@@ -170,6 +171,11 @@ class VolumeBinding(
                 )
             if pvc.deletion_timestamp:
                 return has, f'persistentvolumeclaim "{pvc.name}" is being deleted'
+            if volume.source == EPHEMERAL_SOURCE:
+                # Here, not in the binder: kube rejects a claim the pod does not own as unresolvable.
+                message = ephemeral_claim_error(pod.namespace, pod.name, pod.uid, pvc)
+                if message:
+                    return has, message
         return has, ""
 
     def pre_filter(
