@@ -185,6 +185,13 @@ class ApiVolumeWriter:
 
     def __init__(self, client: KubeClient) -> None:
         self.client = client
+        #: The pod informer's lookup by ``namespace/name`` (set once the informers exist); PreBind's
+        #: wait ends when the pod is gone from it.
+        self.lookup_pod: Callable[[str], Pod | None] | None = None
+
+    def pod_exists(self, pod: Pod) -> bool:
+        """Whether the pod informer still has the pod (by namespace and name, like the pod lister)."""
+        return self.lookup_pod is None or self.lookup_pod(pod.key) is not None
 
     def update(self, kind: str, raw: Mapping[str, Any]) -> Mapping[str, Any]:
         """PUT ``raw``; the stored object, or :class:`KubeError` with the API server's message."""

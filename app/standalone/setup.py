@@ -111,6 +111,7 @@ def setup(cfg: SchedulerConfiguration, registry: Registry, options: Options) -> 
     status = PodStatusWriter(client)
     objects = ClusterObjects()
     objects.dra.writer = ApiClaimWriter(client)  # DynamicResources' PreBind/PostFilter/Unreserve writes
+    volume_writer = ApiVolumeWriter(client)  # VolumeBinding's PreBind
     actions = ApiClusterActions(client, lambda pod: recorders.get(pod.scheduler_name), status)
     engine = Engine(
         cfg,
@@ -119,7 +120,7 @@ def setup(cfg: SchedulerConfiguration, registry: Registry, options: Options) -> 
         binder=ApiBinder(client),
         cluster_actions=actions,
         extenders=build_extenders(cfg.extenders),
-        volume_writer=ApiVolumeWriter(client),  # VolumeBinding's PreBind
+        volume_writer=volume_writer,
     )
     metrics.CACHE_SIZE.sizes = engine.cache.sizes
     queue = PriorityQueue.for_profiles(
@@ -130,6 +131,7 @@ def setup(cfg: SchedulerConfiguration, registry: Registry, options: Options) -> 
         nominator=engine.nominator,
     )
     informers = scheduler_informers(client, engine, queue, objects)
+    volume_writer.lookup_pod = _pod_lookup(informers)
     traces = DecisionTraces()
     scheduler = Scheduler(
         engine,

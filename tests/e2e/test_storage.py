@@ -11,6 +11,7 @@ small dynamic provisioner (in this file) playing an external CSI provisioner's p
   there, the PV controller binds it, the pod binds.
 - A bind timeout (no PV ever appears): PreBind fails after bindTimeoutSeconds, the claims are
   unreserved, the pod is requeued and binds once a provisioner appears.
+- A pod deleted while PreBind waits: the wait ends with kube-scheduler's "pod does not exist any more".
 """
 
 from __future__ import annotations
@@ -428,3 +429,24 @@ def test_bind_timeout_unreserves_and_requeues(
     with Provisioner(storage, name):
         assert cluster.wait_bound(pod, timeout=BIND_TIMEOUT + 2 * WAIT) == node
     storage.wait_claim_bound("data")
+
+
+def test_prebind_wait_ends_when_the_pod_is_deleted(
+    berth: BerthScheduler, cluster: Cluster, storage: Storage
+) -> None:
+    node = cluster.create_node("a")
+    slow = storage.storage_class("gone", f"never-{storage.label}.example.com")
+    storage.claim("data", slow)
+    pod = storage.pod("doomed", "data")
+    # PreBind wrote the selected node and now waits for a provisioner that never comes.
+    deadline = time.monotonic() + WAIT
+    while (storage.read_claim("data").metadata.annotations or {}).get(SELECTED_NODE) != node:
+        assert time.monotonic() < deadline, "PreBind never selected the node"
+        time.sleep(0.2)
+    cluster.core.delete_namespaced_pod(pod, cluster.namespace, grace_period_seconds=0)
+    # checkBindings sees the pod gone from the informer and stops, instead of waiting out the timeout.
+    message = cluster.wait_event(pod, "FailedScheduling", "pod does not exist any more", timeout=BIND_TIMEOUT)
+    assert message == (
+        'running PreBind plugin "VolumeBinding": binding volumes: pod does not exist any more: '
+        f'pod "{pod}" not found'
+    )

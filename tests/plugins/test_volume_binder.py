@@ -332,6 +332,10 @@ class RecordingWriter:
     def __init__(self, fail_on: str = "") -> None:
         self.writes: list[tuple[str, str]] = []
         self.fail_on = fail_on
+        self.deleted_pods: set[str] = set()
+
+    def pod_exists(self, pod: Pod) -> bool:
+        return pod.key not in self.deleted_pods
 
     def update(self, kind: str, raw: Mapping[str, Any]) -> Mapping[str, Any]:
         name = raw["metadata"]["name"]
@@ -376,6 +380,20 @@ def test_bind_times_out_when_the_claims_never_bind() -> None:
         b.bind_pod_volumes(pod, node1, volumes, SilentWriter())
 
 
+def test_bind_stops_waiting_when_the_pod_is_deleted() -> None:
+    """checkBindings: a pod gone from the pod lister cancels the wait long before bindTimeoutSeconds."""
+    b = binder(provisioned_pvc, timeout=60)
+    pod = make_test_pod(provisioned_pvc)
+    volumes, _ = _assume(b, pod)
+    writer = SilentWriter()
+    writer.deleted_pods.add(pod.key)
+    # The error names the deletion, not "context deadline exceeded": the wait ended on the first poll.
+    with pytest.raises(
+        BinderError, match=f'binding volumes: pod does not exist any more: pod "{pod.name}" not found'
+    ):
+        b.bind_pod_volumes(pod, node1, volumes, writer)
+
+
 def test_objects_writer_completes_static_binding() -> None:
     """Without an API server the PV controller's part happens at once: PV Bound, claim bound to it."""
     objects = ClusterObjects({"": [*CLASSES, unbound_pvc, pv_node1a]})
@@ -398,13 +416,19 @@ def test_check_bindings_errors() -> None:
     volumes, _ = _assume(b, pod)
     # The informer still has pv-node1a without a claimRef: "ClaimRef got reset".
     with pytest.raises(BinderError, match='ClaimRef got reset for pv "pv-node1a"'):
-        b._check_bindings(pod, node1, volumes.static_bindings, [p.pvc for p in volumes.dynamic_provisions])
+        b._check_bindings(
+            pod,
+            node1,
+            volumes.static_bindings,
+            [p.pvc for p in volumes.dynamic_provisions],
+            RecordingWriter(),
+        )
     # A claim to provision whose selected-node annotation is not the pod's node.
     b2 = binder(provisioned_pvc2)
     pod2 = make_test_pod(provisioned_pvc2)
     volumes2, _ = _assume(b2, pod2)
     with pytest.raises(BinderError, match='provisioning failed for PVC "provisioned-pvc2"'):
-        b2._check_bindings(pod2, node1, [], [p.pvc for p in volumes2.dynamic_provisions])
+        b2._check_bindings(pod2, node1, [], [p.pvc for p in volumes2.dynamic_provisions], RecordingWriter())
 
 
 def test_candidates_per_node_give_the_full_scans_answer() -> None:

@@ -68,6 +68,11 @@ class VolumeWriter(Protocol):
         """PUT the object; raises on failure (the exception's text becomes the status message)."""
         ...
 
+    def pod_exists(self, pod: Pod) -> bool:
+        """Whether the pod (``namespace/name``) is still in the pod informer's cache: PreBind's wait
+        stops when it is gone, as ``checkBindings`` does with the pod lister."""
+        ...
+
 
 @dataclass(slots=True)
 class BindingInfo:
@@ -489,7 +494,7 @@ class VolumeBinder:
             if time.monotonic() > deadline:
                 raise BinderError("binding volumes: context deadline exceeded")
             try:
-                if self._check_bindings(pod, node, bindings, claims):
+                if self._check_bindings(pod, node, bindings, claims, writer):
                     return
             except BinderError as err:
                 raise BinderError(f"binding volumes: {err}") from None
@@ -520,11 +525,16 @@ class VolumeBinder:
         node: Node | None,
         bindings: list[BindingInfo],
         claims: list[PersistentVolumeClaim],
+        writer: VolumeWriter,
     ) -> bool:
         """``checkBindings``: True once every claim is fully bound; raises when the binding cannot
-        happen any more (claimRef reset, selected node changed, PV not for this node)."""
+        happen any more (the pod deleted, claimRef reset, selected node changed, PV not for this
+        node)."""
         if node is None:
             raise BinderError(f'failed to get node "{pod.node_name}"')
+        if not writer.pod_exists(pod):
+            # A deleted pod's binding is cancelled: nothing will use the volumes.
+            raise BinderError(f'pod does not exist any more: pod "{pod.name}" not found')
         for binding in bindings:
             pv = self.pv_cache.get_api(binding.pv.name)
             pvc = self.pvc_cache.get_api(binding.pvc.key)
