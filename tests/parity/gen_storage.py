@@ -46,6 +46,8 @@ CSI_DRIVER = "csi.example.com"
 CAPACITY_DRIVER = "capacity.example.com"
 GCE_PD_DRIVER = "pd.csi.storage.gke.io"
 EBS_DRIVER = "ebs.csi.aws.com"
+#: The zone keys of the migrated drivers' topology (csi-translation-lib's GCEPDTopologyKey, AWSEBSTopologyKey).
+CSI_TOPOLOGY_KEYS = {GCE_PD_DRIVER: "topology.gke.io/zone", EBS_DRIVER: "topology.ebs.csi.aws.com/zone"}
 MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
@@ -135,6 +137,12 @@ class _StorageGen:
                 if not self.chance(0.6):
                     continue
                 entry: Obj = {"name": driver, "nodeID": f"{name}-{driver}", "topologyKeys": [ZONE_LABEL]}
+                topology_key = CSI_TOPOLOGY_KEYS.get(driver)
+                labels = node["metadata"]["labels"]
+                if topology_key and ZONE_LABEL in labels and self.chance(0.7):
+                    # What the driver's node plugin registers: migrated PVs' zones translate to this key.
+                    labels[topology_key] = labels[ZONE_LABEL]
+                    entry["topologyKeys"] = [topology_key]
                 if self.chance(0.75):
                     entry["allocatable"] = {"count": self.rng.randint(0, 3)}
                 drivers.append(entry)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from app.api.objects import Pod, parse_node
+from app.api.objects import Node, Pod, parse_node
 from app.plugins.helper.storage import StorageLister
 from app.plugins.volumebinding.binder import (
     ERR_REASON_BIND_CONFLICT,
@@ -20,13 +20,17 @@ from app.plugins.volumebinding.binder import (
     ERR_REASON_NOT_ENOUGH_SPACE,
     ERR_REASON_PV_NOT_EXIST,
     BinderError,
+    BindingInfo,
     CandidateVolumes,
     PodVolumes,
     VolumeBinder,
     find_matching_volume,
 )
 from app.scheduler.scheduler import ClusterObjects, ObjectsVolumeWriter
+from builders import make_node
+from plugins.storage_helpers import csi_node
 from plugins.volumebinding_helpers import (
+    BOUND,
     CLASSES,
     PROVISIONER,
     WAIT_CLASS,
@@ -42,6 +46,7 @@ from plugins.volumebinding_helpers import (
     immediate_unbound_pvc,
     make_test_pod,
     make_test_pv,
+    make_test_pvc,
     names,
     no_provisioner_pvc,
     node1,
@@ -465,3 +470,164 @@ def test_candidates_per_node_give_the_full_scans_answer() -> None:
             full = find_matching_volume(claim, volumes, node, {}, True)
             indexed = find_matching_volume(claim, index.for_node(node, claim), node, {}, True)
             assert (full and full.name) == (indexed and indexed.name)
+
+
+# --- migrated in-tree PVs: tryTranslatePVToCSI ------------------------------------------------------------
+
+GCE_ZONE_KEY = "topology.gke.io/zone"
+ZONE1_LABELS = {
+    "failure-domain.beta.kubernetes.io/zone": "us-east-1",
+    "failure-domain.beta.kubernetes.io/region": "us-east-1a",
+}
+node1_zone1 = make_node("node1", labels={GCE_ZONE_KEY: "us-east-1"})
+node1_zone2 = make_node("node1", labels={GCE_ZONE_KEY: "us-east-2"})
+csi_node1_migrated = csi_node(
+    "node1", {}, {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/gce-pd"}
+)
+csi_node1_not_migrated = csi_node("node1", {}, {"storage.alpha.kubernetes.io/migrated-plugins": ""})
+bound_migration_pvc = make_test_pvc(
+    "pvc-migration-bound", "1G", "", BOUND, "pv-migration-bound", "1", WAIT_CLASS
+)
+prov_migration_pvc_bound = make_test_pvc(
+    "pvc-migration-provisioned", "1Gi", "", BOUND, "pv-migration-bound", "1", WAIT_CLASS_WITH_PROVISIONER
+)
+
+
+def make_test_pv_for_csi_migration(bound_to: dict[str, Any], migrated: bool) -> dict[str, Any]:
+    """makeTestPVForCSIMigration: no node affinity (the translation writes it), the beta zone labels, a GCE
+    PD source (migrated) or an RBD one (a plugin kube-scheduler does not migrate)."""
+    raw = make_test_pv("pv-migration-bound", "node1", "1G", "1", bound_to, WAIT_CLASS)
+    raw["spec"].pop("nodeAffinity")
+    raw["metadata"]["labels"] = dict(ZONE1_LABELS)
+    if migrated:
+        raw["spec"]["gcePersistentDisk"] = {"pdName": "test-disk", "fsType": "ext4", "partition": 0}
+    else:
+        raw["spec"]["rbd"] = {"image": "test-disk"}
+    return raw
+
+
+migration_pv_bound = make_test_pv_for_csi_migration(bound_migration_pvc, True)
+migration_pv_bound_to_unbound = make_test_pv_for_csi_migration(unbound_pvc, True)
+nonmigration_pv_bound_to_unbound = make_test_pv_for_csi_migration(unbound_pvc, False)
+
+
+@pytest.mark.parametrize(
+    ("node", "csi_nodes", "want"),
+    [
+        pytest.param(node1_zone1, [csi_node1_migrated], [], id="pvc-bound"),
+        pytest.param(node1_zone1, [csi_node1_not_migrated], [], id="pvc-bound,csinode-not-migrated"),
+        pytest.param(node1_zone1, [], [], id="pvc-bound,missing-csinode"),
+        pytest.param(
+            node1_zone2, [csi_node1_migrated], [ERR_REASON_NODE_CONFLICT], id="pvc-bound,node-different-zone"
+        ),
+    ],
+)
+def test_find_pod_volumes_with_csi_migration(
+    node: Node, csi_nodes: list[dict[str, Any]], want: list[str]
+) -> None:
+    """TestFindPodVolumesWithCSIMigration: a bound GCE PD PV's zone label becomes CSI topology
+    (topology.gke.io/zone) on nodes whose CSINode says the plugin migrated."""
+    b = binder(bound_migration_pvc, migration_pv_bound, *csi_nodes)
+    claims = b.get_pod_volume_claims(make_test_pod(bound_migration_pvc))
+    assert b.find_pod_volumes(claims, node)[1] == want
+
+
+@pytest.mark.parametrize(
+    ("pv", "claim", "node", "csi_nodes", "provisioned", "want"),
+    [
+        pytest.param(
+            migration_pv_bound,
+            prov_migration_pvc_bound,
+            node1_zone1,
+            [csi_node1_migrated],
+            True,
+            True,
+            id="provisioning-pvc-bound",
+        ),
+        pytest.param(
+            migration_pv_bound_to_unbound,
+            unbound_pvc,
+            node1_zone1,
+            [csi_node1_migrated],
+            False,
+            False,
+            id="binding-node-pv-same-zone",
+        ),
+        pytest.param(
+            migration_pv_bound_to_unbound,
+            unbound_pvc,
+            node1_zone1,
+            [],
+            False,
+            False,
+            id="binding-without-csinode",
+        ),
+        pytest.param(
+            migration_pv_bound_to_unbound,
+            unbound_pvc,
+            node1_zone1,
+            [csi_node1_not_migrated],
+            False,
+            False,
+            id="binding-non-migrated-plugin",
+        ),
+        pytest.param(
+            migration_pv_bound_to_unbound,
+            unbound_pvc,
+            node1_zone2,
+            [csi_node1_migrated],
+            False,
+            None,
+            id="binding-node-pv-in-different-zones",
+        ),
+        pytest.param(
+            nonmigration_pv_bound_to_unbound,
+            unbound_pvc,
+            node1_zone2,
+            [csi_node1_migrated],
+            False,
+            False,
+            id="binding-node-pv-different-zones-migration-off",
+        ),
+    ],
+)
+def test_check_bindings_with_csi_migration(
+    pv: dict[str, Any],
+    claim: dict[str, Any],
+    node: Node,
+    csi_nodes: list[dict[str, Any]],
+    provisioned: bool,
+    want: bool | None,
+) -> None:
+    """TestCheckBindingsWithCSIMigration (want None: checkBindings fails)."""
+    if provisioned:
+        claim = make_test_pvc_like(claim, claim["metadata"]["name"], claim["metadata"]["uid"])
+        claim["metadata"]["annotations"] = {
+            **claim["metadata"]["annotations"],
+            "volume.kubernetes.io/selected-node": "node1",
+        }
+    b = binder(pv, claim, *csi_nodes)
+    pod = make_test_pod()
+    bindings = [] if provisioned else [BindingInfo(parsed_pvc(claim), parsed_pv(pv))]
+    claims = [parsed_pvc(claim)] if provisioned else []
+    if want is None:
+        with pytest.raises(
+            BinderError, match='pv "pv-migration-bound" node affinity doesn\'t match node "node1"'
+        ):
+            b._check_bindings(pod, node, bindings, claims, RecordingWriter())
+    else:
+        assert b._check_bindings(pod, node, bindings, claims, RecordingWriter()) is want
+
+
+def test_translation_error_is_the_filter_error() -> None:
+    """tryTranslatePVToCSI's error (a GCE PD labelled with zones of no single region) fails the node."""
+    pv = make_test_pv_for_csi_migration(bound_migration_pvc, True)
+    pv["metadata"]["labels"] = {"topology.kubernetes.io/zone": "zone-a__zone-b"}
+    b = binder(bound_migration_pvc, pv, csi_node1_migrated)
+    claims = b.get_pod_volume_claims(make_test_pod(bound_migration_pvc))
+    with pytest.raises(
+        BinderError,
+        match=r"^could not translate pv: failed to get region from zones: zone in unexpected format, "
+        r"expected: \{locale\}-\{region\}-\{zone\}, got: zone-a$",
+    ):
+        b.find_pod_volumes(claims, node1_zone1)

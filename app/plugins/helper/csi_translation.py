@@ -8,9 +8,12 @@ as an in-tree volume and as a CSI PV is counted once.
 
 from __future__ import annotations
 
+import copy
 import re
+from typing import Any
 
 from app.api.objects import DiskSource
+from app.api.selectors import NodeSelector, parse_node_selector
 from app.api.storage import LABEL_ZONE_SPLIT, PersistentVolume
 
 __all__ = [
@@ -20,6 +23,9 @@ __all__ = [
     "csi_driver_of_plugin",
     "in_tree_handle",
     "is_migration_on",
+    "is_plugin_migrated_on_node",
+    "migrated_plugin_of_pv",
+    "translated_node_affinity",
 ]
 
 #: VolumeSource field → in-tree plugin name, for the volume types the scheduler treats as migratable.
@@ -41,6 +47,19 @@ MIGRATED_CSI_DRIVERS = {
     "kubernetes.io/azure-file": "file.csi.azure.com",
     "kubernetes.io/vsphere-volume": "csi.vsphere.vmware.com",
 }
+
+#: In-tree plugin name → the CSI driver's zone topology key a PV's zone translates to (the plugins whose
+#: ``TranslateInTreePVToCSI`` calls ``translateTopologyFromInTreeToCSI``; Azure Disk and Portworx do not).
+CSI_TOPOLOGY_KEYS = {
+    "kubernetes.io/gce-pd": "topology.gke.io/zone",
+    "kubernetes.io/aws-ebs": "topology.ebs.csi.aws.com/zone",
+    "kubernetes.io/cinder": "topology.cinder.csi.openstack.org/zone",
+}
+_ZONE, _REGION = "topology.kubernetes.io/zone", "topology.kubernetes.io/region"
+_BETA_ZONE, _BETA_REGION = (
+    "failure-domain.beta.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region",
+)
 
 #: The plugins whose CSI migration kube-scheduler considers on (``isCSIMigrationOn``).
 _MIGRATION_ON = frozenset(IN_TREE_PLUGIN_OF_SOURCE.values())
@@ -107,3 +126,81 @@ def in_tree_handle(disk: DiskSource, pv: PersistentVolume | None = None) -> str:
     if disk.kind == "awsElasticBlockStore":
         return _ebs_volume_id(disk.disk_id)
     return disk.disk_id
+
+
+# --- PersistentVolumes: VolumeBinding's tryTranslatePVToCSI ------------------------------------------------
+
+
+def migrated_plugin_of_pv(pv: PersistentVolume) -> str | None:
+    """The in-tree plugin of a PV the translation library can migrate (``IsPVMigratable`` and
+    ``isCSIMigrationOnForPlugin``: GCE PD, AWS EBS, Azure Disk, Cinder, Portworx), or None."""
+    return IN_TREE_PLUGIN_OF_SOURCE.get(pv.disk.kind) if pv.disk is not None else None
+
+
+def is_plugin_migrated_on_node(plugin: str, migrated_plugins: set[str] | None) -> bool:
+    """``isPluginMigratedToCSIOnNode``: the node's CSINode (None: there is none) lists the plugin in its
+    ``storage.alpha.kubernetes.io/migrated-plugins`` annotation."""
+    return migrated_plugins is not None and plugin in migrated_plugins
+
+
+def _expressions(terms: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for t in terms for e in (t.get("matchExpressions") or [])]
+
+
+def _topology_values(terms: list[dict[str, Any]], key: str) -> list[str]:
+    """``getTopologyValues``: the values of every requirement on ``key``, deduplicated and sorted."""
+    return sorted({str(v) for e in _expressions(terms) if e.get("key") == key for v in e.get("values") or []})
+
+
+def _replace_topology(terms: list[dict[str, Any]], old: str, new: str) -> None:
+    for e in _expressions(terms):
+        if e.get("key") == old:
+            e["key"] = new
+
+
+def _topology_labels(pv: PersistentVolume, terms: list[dict[str, Any]]) -> tuple[str, str]:
+    """``getTopologyLabel``: GA or beta zone/region keys, by the node affinity first, then the labels."""
+    keys = {e.get("key") for e in _expressions(terms)}
+    if _ZONE in keys:
+        return _ZONE, _REGION
+    if _BETA_ZONE in keys:
+        return _BETA_ZONE, _BETA_REGION
+    if _ZONE in pv.labels:
+        return _ZONE, _REGION
+    if _BETA_ZONE in pv.labels:
+        return _BETA_ZONE, _BETA_REGION
+    return _ZONE, _REGION
+
+
+def translated_node_affinity(pv: PersistentVolume) -> NodeSelector | None:
+    """The node affinity of ``pv`` once ``TranslateInTreePVToCSI`` made it a CSI PV: the zone requirement
+    moved to the CSI driver's topology key (or, without one, made from the PV's zone label, ``a__b``
+    listing several), a beta region requirement made GA. Raises :class:`TranslationError` where the
+    library fails (a GCE PD's zones in several regions, a malformed AWS volume ID)."""
+    plugin = migrated_plugin_of_pv(pv)
+    if plugin is None or pv.disk is None:
+        return pv.node_affinity
+    in_tree_handle(pv.disk, pv)  # the library builds the handle first: its errors come first
+    key = CSI_TOPOLOGY_KEYS.get(plugin)
+    if key is None:
+        return pv.node_affinity
+    spec = pv.raw.get("spec") or {}
+    required = (spec.get("nodeAffinity") or {}).get("required")
+    terms: list[dict[str, Any]] = copy.deepcopy(list((required or {}).get("nodeSelectorTerms") or []))
+    zone_label, region_label = _topology_labels(pv, terms)
+    if _topology_values(terms, zone_label):
+        _replace_topology(terms, zone_label, key)
+    elif zone_label in pv.labels:
+        zones = sorted({z.strip() for z in pv.labels[zone_label].split(LABEL_ZONE_SPLIT)} - {""})
+        if zones:  # addTopology: one In requirement added to every term (to a new one if none)
+            terms = terms or [{}]
+            for term in terms:
+                term["matchExpressions"] = [
+                    *(term.get("matchExpressions") or []),
+                    {"key": key, "operator": "In", "values": zones},
+                ]
+    if region_label == _BETA_REGION and _topology_values(terms, _BETA_REGION):
+        _replace_topology(terms, _BETA_REGION, _REGION)
+    if required is None and not terms:
+        return None
+    return parse_node_selector({**(required or {}), "nodeSelectorTerms": terms}, "spec.nodeAffinity.required")

@@ -23,6 +23,7 @@ from fractions import Fraction
 from typing import Any, Protocol
 
 from app.api.objects import LABEL_HOSTNAME, Node, Pod, pod_claim_name
+from app.api.selectors import NodeSelector
 from app.api.storage import (
     ANN_BOUND_BY_CONTROLLER,
     ANN_SELECTED_NODE,
@@ -37,6 +38,12 @@ from app.api.storage import (
     parse_persistent_volume,
     parse_persistent_volume_claim,
     with_changes,
+)
+from app.plugins.helper.csi_translation import (
+    TranslationError,
+    is_plugin_migrated_on_node,
+    migrated_plugin_of_pv,
+    translated_node_affinity,
 )
 from app.plugins.helper.storage import StorageLister
 from app.plugins.volumebinding.assume_cache import AssumeCache, AssumeError
@@ -255,6 +262,8 @@ class VolumeBinder:
         self.pvc_cache: AssumeCache[PersistentVolumeClaim] = AssumeCache(
             "PersistentVolumeClaim", storage.pvcs
         )
+        # PV name -> (the PV object, its CSI-translated node affinity or the translation's error).
+        self._translated: dict[str, tuple[PersistentVolume, NodeSelector | str | None]] = {}
 
     # --- PreFilter ----------------------------------------------------------------------------------
 
@@ -330,16 +339,38 @@ class VolumeBinder:
             reasons.append(ERR_REASON_PV_NOT_EXIST)
         return volumes, reasons
 
-    @staticmethod
-    def _check_bound_claims(claims: PodVolumeClaims, node: Node) -> tuple[bool, bool]:
+    def _check_bound_claims(self, claims: PodVolumeClaims, node: Node) -> tuple[bool, bool]:
         """``checkBoundClaims``: (node affinity satisfied, every PV found)."""
         for pvc in claims.bound_claims:
             pv = claims.bound_volumes.get(pvc.volume_name)
             if pv is None:
                 return True, False
-            if not pv.matches_node(node.labels):
+            if not self._matches_node(pv, node):
                 return False, True
         return True, True
+
+    def _matches_node(self, pv: PersistentVolume, node: Node, wrap: str = "") -> bool:
+        """``tryTranslatePVToCSI`` then ``CheckNodeAffinity``: a migrated in-tree PV (GCE PD, AWS EBS,
+        ...) on a node whose CSINode lists its plugin as migrated is checked with the CSI driver's
+        topology (``topology.gke.io/zone``, ...), as kube-scheduler does. Raises :class:`BinderError`
+        with the translation's error (prefixed by ``wrap``)."""
+        plugin = migrated_plugin_of_pv(pv)
+        if plugin is None:
+            return pv.matches_node(node.labels)
+        csi_node = self.storage.csi_nodes().get(node.name)
+        if not is_plugin_migrated_on_node(plugin, csi_node.migrated_plugins() if csi_node else None):
+            return pv.matches_node(node.labels)
+        cached = self._translated.get(pv.name)
+        if cached is None or cached[0] is not pv:
+            try:
+                cached = (pv, translated_node_affinity(pv))
+            except TranslationError as err:
+                cached = (pv, _translation_error(pv, err))
+            self._translated[pv.name] = cached
+        affinity = cached[1]
+        if isinstance(affinity, str):
+            raise BinderError(f"{wrap}{affinity}")
+        return affinity is None or affinity.matches("", node.labels)
 
     def _check_unbound(self, claims: PodVolumeClaims, node: Node, volumes: PodVolumes) -> tuple[bool, bool]:
         """The WaitForFirstConsumer half of FindPodVolumes: (satisfied, sufficient storage)."""
@@ -543,7 +574,7 @@ class VolumeBinder:
                 raise BinderError(f'failed to check binding: "{missing}" not found')
             if _newer(binding.pv.resource_version, pv.resource_version):
                 return False
-            if not pv.matches_node(node.labels):
+            if not self._matches_node(pv, node, "failed to translate pv to csi: "):
                 raise BinderError(
                     f'pv "{pv.name}" node affinity doesn\'t match node "{node.name}": no matching NodeSelectorTerms'
                 )
@@ -563,13 +594,20 @@ class VolumeBinder:
                 pv = self.pv_cache.get_api(pvc.volume_name)
                 if pv is None:
                     return False
-                if not pv.matches_node(node.labels):
+                if not self._matches_node(pv, node):
                     raise BinderError(
                         f'pv "{pv.name}" node affinity doesn\'t match node "{node.name}": no matching NodeSelectorTerms'
                     )
             if not pvc.fully_bound():
                 return False
         return True
+
+
+def _translation_error(pv: PersistentVolume, err: TranslationError) -> str:
+    """``tryTranslatePVToCSI``'s error: the translator's own wrapping of the library's message."""
+    if pv.disk is not None and pv.disk.kind == "awsElasticBlockStore":
+        return f"could not translate pv: failed to translate Kubernetes ID to EBS Volume ID {err}"
+    return f"could not translate pv: failed to get region from zones: {err}"
 
 
 def _newer(a: str, b: str) -> bool:

@@ -58,6 +58,7 @@ from app.framework.interfaces import (
 )
 from app.framework.status import Status, error, skip, unresolvable
 from app.framework.types import NodeInfo
+from app.plugins.helper.csi_translation import migrated_plugin_of_pv
 from app.plugins.helper.storage import as_storage_objects, pod_uses_claim, shared_storage_lister
 from app.plugins.noderesources.resource_allocation import shape_table
 from app.plugins.volumebinding.args import STORAGE_CAPACITY_SCORING, VolumeBindingArgs
@@ -90,7 +91,7 @@ class _State(StateData):
 
     def __init__(self, claims: PodVolumeClaims | None) -> None:
         self.claims = claims
-        # Every claim bound to an existing PV without node affinity: every node fits and nothing is to
+        # Every claim bound to an existing PV without node affinity (nor a CSI one by migration): every node fits and nothing is to
         # be bound, so Filter's answer is the same on every node (computed once, in PreFilter).
         self.node_independent = claims is not None and _node_independent(claims)
         self.pod_volumes_by_node: dict[str, PodVolumes] = {}
@@ -102,7 +103,11 @@ class _State(StateData):
 def _node_independent(claims: PodVolumeClaims) -> bool:
     if claims.unbound_claims_delay_binding or claims.unbound_claims_immediate:
         return False
-    return all(pv is not None and pv.node_affinity is None for pv in claims.bound_volumes.values())
+    # A migrated in-tree PV may gain a CSI topology on nodes that migrated its plugin.
+    return all(
+        pv is not None and pv.node_affinity is None and migrated_plugin_of_pv(pv) is None
+        for pv in claims.bound_volumes.values()
+    )
 
 
 def _capacity_scorer(args: VolumeBindingArgs) -> Any:
