@@ -349,6 +349,29 @@ class VolumeBinder:
                 return False, True
         return True, True
 
+    def _translation(self, pv: PersistentVolume) -> NodeSelector | str | None:
+        """The migrated PV's CSI node affinity, or the translation's error; computed once per object."""
+        cached = self._translated.get(pv.name)
+        if cached is None or cached[0] is not pv:
+            try:
+                cached = (pv, translated_node_affinity(pv))
+            except TranslationError as err:
+                cached = (pv, _translation_error(pv, err))
+            self._translated[pv.name] = cached
+        return cached[1]
+
+    def bound_claims_fit_every_node(self, claims: PodVolumeClaims) -> bool:
+        """Every claim bound to an existing PV without node affinity, translated or not: Filter's answer
+        is then the same on every node (nothing to bind, no conflict), so it is computed once."""
+        if claims.unbound_claims_delay_binding or claims.unbound_claims_immediate:
+            return False
+        return all(
+            pv is not None
+            and pv.node_affinity is None
+            and (migrated_plugin_of_pv(pv) is None or self._translation(pv) is None)
+            for pv in claims.bound_volumes.values()
+        )
+
     def _matches_node(self, pv: PersistentVolume, node: Node, wrap: str = "") -> bool:
         """``tryTranslatePVToCSI`` then ``CheckNodeAffinity``: a migrated in-tree PV (GCE PD, AWS EBS,
         ...) on a node whose CSINode lists its plugin as migrated is checked with the CSI driver's
@@ -360,14 +383,7 @@ class VolumeBinder:
         csi_node = self.storage.csi_nodes().get(node.name)
         if not is_plugin_migrated_on_node(plugin, csi_node.migrated_plugins() if csi_node else None):
             return pv.matches_node(node.labels)
-        cached = self._translated.get(pv.name)
-        if cached is None or cached[0] is not pv:
-            try:
-                cached = (pv, translated_node_affinity(pv))
-            except TranslationError as err:
-                cached = (pv, _translation_error(pv, err))
-            self._translated[pv.name] = cached
-        affinity = cached[1]
+        affinity = self._translation(pv)
         if isinstance(affinity, str):
             raise BinderError(f"{wrap}{affinity}")
         return affinity is None or affinity.matches("", node.labels)

@@ -58,7 +58,6 @@ from app.framework.interfaces import (
 )
 from app.framework.status import Status, error, skip, unresolvable
 from app.framework.types import NodeInfo
-from app.plugins.helper.csi_translation import migrated_plugin_of_pv
 from app.plugins.helper.storage import as_storage_objects, pod_uses_claim, shared_storage_lister
 from app.plugins.noderesources.resource_allocation import shape_table
 from app.plugins.volumebinding.args import STORAGE_CAPACITY_SCORING, VolumeBindingArgs
@@ -89,25 +88,14 @@ class _State(StateData):
         "pod_volumes_by_node",
     )
 
-    def __init__(self, claims: PodVolumeClaims | None) -> None:
+    def __init__(self, claims: PodVolumeClaims | None, node_independent: bool = False) -> None:
         self.claims = claims
-        # Every claim bound to an existing PV without node affinity (nor a CSI one by migration): every node fits and nothing is to
-        # be bound, so Filter's answer is the same on every node (computed once, in PreFilter).
-        self.node_independent = claims is not None and _node_independent(claims)
+        # Filter's answer is the same on every node (VolumeBinder.bound_claims_fit_every_node).
+        self.node_independent = node_independent
         self.pod_volumes_by_node: dict[str, PodVolumes] = {}
         self.has_static_bindings = False
         self.all_bound = False
         self.lock = threading.Lock()
-
-
-def _node_independent(claims: PodVolumeClaims) -> bool:
-    if claims.unbound_claims_delay_binding or claims.unbound_claims_immediate:
-        return False
-    # A migrated in-tree PV may gain a CSI topology on nodes that migrated its plugin.
-    return all(
-        pv is not None and pv.node_affinity is None and migrated_plugin_of_pv(pv) is None
-        for pv in claims.bound_volumes.values()
-    )
 
 
 def _capacity_scorer(args: VolumeBindingArgs) -> Any:
@@ -199,7 +187,7 @@ class VolumeBinding(
             return None, error(str(err))
         if claims.unbound_claims_immediate:
             return None, unresolvable(ERR_UNBOUND_IMMEDIATE)
-        state.write(STATE_KEY, _State(claims))
+        state.write(STATE_KEY, _State(claims, self.binder.bound_claims_fit_every_node(claims)))
         return None, None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
