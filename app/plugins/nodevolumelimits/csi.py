@@ -62,11 +62,13 @@ class _ClaimNotFound(Exception):
 class _Lookups(StateData):
     """This cycle's storage objects (looked up once in PreFilter, read for every node)."""
 
-    __slots__ = ("attachments", "classes", "csi_nodes", "new_volumes", "pvcs", "pvs")
+    __slots__ = ("attachments", "classes", "csi_nodes", "new_drivers", "new_volumes", "pvcs", "pvs")
 
     def __init__(self, storage: StorageLister) -> None:
         # The pod's countable volumes (or why they cannot be counted), by whether the node has a CSINode.
         self.new_volumes: dict[bool, dict[str, str] | Status] = {}
+        # The drivers of new_volumes' values, once each.
+        self.new_drivers: dict[bool, tuple[str, ...]] = {}
         self.pvcs = storage.pvcs()
         self.pvs = storage.pvs()
         self.classes = storage.storage_classes()
@@ -89,6 +91,8 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         self.storage = shared_storage_lister(handle.objects)
         # The handle of a claim not provisioned yet is unknown: kube makes up a unique one per claim.
         self.random_volume_id_prefix = secrets.token_hex(16)
+        # Node name -> (NodeInfo generation, _existing_claim_volumes at that generation).
+        self._claim_volumes: dict[str, tuple[int, int]] = {}
 
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
@@ -121,6 +125,9 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             except (TranslationError, ValueError) as err:
                 outcome = error(str(err))
             lookups.new_volumes[has_csi_node] = outcome
+            lookups.new_drivers[has_csi_node] = (
+                () if isinstance(outcome, Status) else tuple(set(outcome.values()))
+            )
         if isinstance(outcome, Status):
             return outcome
         if not outcome:
@@ -128,7 +135,22 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         limits = csi_node.limits if csi_node is not None else {}
         if not limits:
             return None
-        if self._fits_without_counting(lookups, outcome, limits, node_info):
+        # The fast path, inline (it runs for every node): does the node fit whatever its pods' volumes
+        # turn out to be? Each volume of a pod on the node, and each VolumeAttachment, counts at most
+        # once for one driver, so if all of them with the pod's new volumes stay within the smallest
+        # limit concerned, the count (one lookup per volume per node) cannot reject.
+        smallest = -1
+        for driver in lookups.new_drivers[has_csi_node]:
+            limit = limits.get(driver, -1)
+            if limit >= 0 and (smallest < 0 or limit < smallest):
+                smallest = limit
+        if smallest < 0:
+            return None  # no limit concerns the pod's volumes
+        existing = self._existing_claim_volumes(node_info)
+        if (
+            existing >= 0
+            and smallest - len(outcome) - len(lookups.attachments.get(node_name, ())) >= existing
+        ):
             return None
         new_volumes = dict(outcome)
         attached: dict[str, str] = {}
@@ -153,35 +175,30 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
                 return unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
         return None
 
-    @staticmethod
-    def _fits_without_counting(
-        lookups: _Lookups, new_volumes: dict[str, str], limits: dict[str, int], node_info: NodeInfo
-    ) -> bool:
-        """Whether the node fits whatever its pods' volumes turn out to be: each volume of a pod on the
-        node, and each VolumeAttachment, counts at most once for one driver, so if even all of them
-        together with the pod's new volumes stay within the smallest limit concerned, the count (one
-        lookup per volume per node per attempt) cannot reject. Pods whose volumes the count could
-        reject with an error (generic ephemeral, inline migratable, a claim without a name) are
-        counted in full instead, so that such errors stay kube-scheduler's."""
-        drivers = {d for d in new_volumes.values() if d in limits}
-        if not drivers:
-            return True
-        room = (
-            min(limits[d] for d in drivers)
-            - len(new_volumes)
-            - len(lookups.attachments.get(node_info.name, ()))
-        )
+    def _existing_claim_volumes(self, node_info: NodeInfo) -> int:
+        """The claim volumes of the node's pods, -1 when one of them is a volume the count may reject
+        with an error (generic ephemeral, inline migratable, a claim without a name: such pods are
+        counted in full, so that the errors stay kube-scheduler's). Kept per node until its generation
+        changes: pods come and go far less often than each pod's Filter asks."""
+        cached = self._claim_volumes.get(node_info.name)
+        if cached is not None and cached[0] == node_info.generation:
+            return cached[1]
+        count = 0
         for existing in node_info.pods:
             for volume in existing.pod.volumes:
-                if volume.source == EPHEMERAL_SOURCE or is_inline_migratable(volume):
-                    return False
+                if (
+                    volume.source == EPHEMERAL_SOURCE
+                    or is_inline_migratable(volume)
+                    or (volume.source == PVC_SOURCE and not volume.claim_name)
+                ):
+                    count = -1
+                    break
                 if volume.source == PVC_SOURCE:
-                    if not volume.claim_name:
-                        return False
-                    room -= 1
-            if room < 0:
-                return False
-        return room >= 0
+                    count += 1
+            if count < 0:
+                break
+        self._claim_volumes[node_info.name] = (node_info.generation, count)
+        return count
 
     def _attachable_volumes(
         self, lookups: _Lookups, pod: Pod, csi_node: CSINode | None, new_pod: bool, result: dict[str, str]
