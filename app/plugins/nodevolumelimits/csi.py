@@ -141,15 +141,15 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         # limit concerned, the count (one lookup per volume per node) cannot reject.
         smallest = -1
         for driver in lookups.new_drivers[has_csi_node]:
-            limit = limits.get(driver, -1)
-            if limit >= 0 and (smallest < 0 or limit < smallest):
-                smallest = limit
+            driver_limit = limits.get(driver, -1)
+            if driver_limit >= 0 and (smallest < 0 or driver_limit < smallest):
+                smallest = driver_limit
         if smallest < 0:
             return None  # no limit concerns the pod's volumes
-        existing = self._existing_claim_volumes(node_info)
+        existing_volumes = self._existing_claim_volumes(node_info)
         if (
-            existing >= 0
-            and smallest - len(outcome) - len(lookups.attachments.get(node_name, ())) >= existing
+            existing_volumes >= 0
+            and smallest - len(outcome) - len(lookups.attachments.get(node_name, ())) >= existing_volumes
         ):
             return None
         new_volumes = dict(outcome)
