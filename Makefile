@@ -57,10 +57,11 @@ parity-oracle: control-plane
 unit: install control-plane parity-oracle
 	.venv/bin/pytest
 
-# The deep parity pass: N random scenarios through berth and the oracle (SEED=... replays a run).
+# The deep parity pass: N random scenarios through berth and the oracle (SEED=... replays a run;
+# STORAGE=1 gives every scenario storage objects, the default share being gen_storage.STORAGE_SHARE).
 N ?= 5000
 parity: install parity-oracle
-	PYTHONPATH=tests .venv/bin/python -m parity.run -n $(N) $(if $(SEED),--seed $(SEED))
+	PYTHONPATH=tests .venv/bin/python -m parity.run -n $(N) $(if $(SEED),--seed $(SEED)) $(if $(STORAGE),--storage-share $(STORAGE))
 
 test: lint typecheck unit
 

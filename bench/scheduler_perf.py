@@ -102,11 +102,11 @@ class CountingLimiter:
         self.count = 0
         self._lock = threading.Lock()
 
-    def accept(self) -> None:
-        """Count the request, then wait for a token."""
+    def accept(self) -> float:
+        """Count the request, then wait for a token; the seconds waited (the client's metrics read it)."""
         with self._lock:
             self.count += 1
-        self.bucket.accept()
+        return self.bucket.accept()
 
 
 def selector_matches(labels: Mapping[str, str], selector: Mapping[str, str]) -> bool:
