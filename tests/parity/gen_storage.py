@@ -79,6 +79,7 @@ class _StorageGen:
         self.features: list[str] = []
         self.claims: list[Obj] = []
         self.pvs: list[Obj] = []
+        self.running_disks: list[tuple[str, Obj]] = []  # (kind, source) of the running pods' in-tree disks
         self.zones = sorted({n["metadata"]["labels"].get(ZONE_LABEL, "") for n in nodes} - {""})
 
     def chance(self, p: float) -> bool:
@@ -342,7 +343,14 @@ class _StorageGen:
 
     # --- pod volumes ------------------------------------------------------------------------------------
 
-    def inline_disk(self, name: str) -> Obj:
+    def inline_disk(self, name: str, pending: bool) -> Obj:
+        if pending and self.running_disks and self.chance(0.6):
+            # A disk a running pod mounts: VolumeRestrictions' conflicts (unless both are read-only).
+            kind, used = self.rng.choice(self.running_disks)
+            source = {**used, "readOnly": self.chance(0.4)}
+            self.features.append(f"storage:{kind}")
+            self.features.append("storage:disk-in-use")
+            return {"name": name, kind: source}
         kind = self.pick(("gcePersistentDisk", "awsElasticBlockStore", "iscsi", "rbd"))
         disk = self.pick(DISKS)
         read_only = self.chance(0.4)
@@ -366,6 +374,8 @@ class _StorageGen:
             if self.chance(0.3):
                 source["pool"] = "fast"
         self.features.append(f"storage:{kind}")
+        if not pending:
+            self.running_disks.append((kind, source))
         return {"name": name, kind: source}
 
     def pod_volumes(self, pod: Obj, pending: bool) -> list[Obj]:
@@ -388,10 +398,10 @@ class _StorageGen:
             elif roll < 0.73 and pending:
                 out.append({"name": name, "persistentVolumeClaim": {"claimName": "no-such-claim"}})
                 self.features.append("storage:missing-claim")
-            elif roll < 0.85 and pending:
+            elif roll < 0.8 and pending:
                 out.append(self.ephemeral(pod, name))
             else:
-                out.append(self.inline_disk(name))
+                out.append(self.inline_disk(name, pending))
         return out
 
     def claim_feature(self, claim: Obj) -> str:
