@@ -256,6 +256,23 @@ def test_csi_limits(case: dict[str, Any]) -> None:
         assert plugin.filter(state, case["new"], node_info) == case.get("want")
 
 
+def test_a_node_gaining_a_pod_is_counted_again() -> None:
+    """The count of a node's pods' volumes is kept between pods only while the node is unchanged: a pod
+    bound there since (a new generation) counts for the next pod's Filter."""
+    node_info = NodeInfo(make_node(NODE))
+    raws = [*fake_pvs([EBS_CSI]), *fake_pvcs([EBS_CSI]), fake_csi_node("csinode", 2, [EBS_CSI])]
+    plugin = NodeVolumeLimits(None, handle(*raws, nodes=(node_info,)))
+
+    def verdict(pod: Pod) -> Any:
+        state = CycleState()
+        plugin.pre_filter(state, pod, [node_info])
+        return plugin.filter(state, pod, node_info)
+
+    assert verdict(csi_ebs_one_vol_pod) is None
+    node_info.add_pod(csi_ebs_two_vol_pod)  # two more EBS volumes on the node: the limit is 2
+    assert verdict(csi_ebs_one_vol_pod) == EXCEEDED
+
+
 # --- QueueingHints ----------------------------------------------------------------------------------
 
 PLUGIN = NodeVolumeLimits(None, handle())

@@ -59,6 +59,10 @@ class _ClaimNotFound(Exception):
     """A new pod's claim is missing: UnschedulableAndUnresolvable."""
 
 
+#: At most this many nodes' claim-volume counts are kept (NodeVolumeLimits._existing_claim_volumes).
+_MAX_CACHED_NODES = 65536
+
+
 class _Lookups(StateData):
     """This cycle's storage objects (looked up once in PreFilter, read for every node)."""
 
@@ -197,6 +201,8 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
                     count += 1
             if count < 0:
                 break
+        if len(self._claim_volumes) >= _MAX_CACHED_NODES:
+            self._claim_volumes.clear()  # names of nodes long gone (autoscaled away) do not pile up
         self._claim_volumes[node_info.name] = (node_info.generation, count)
         return count
 
