@@ -24,10 +24,13 @@ from app.api.depth import MAX_DEPTH
 from app.api.errors import FieldError
 
 __all__ = [
+    "JSON_CHUNK_BYTES",
     "YAML_RECURSION_LIMIT",
     "DocumentLoader",
     "HugeInt",
+    "JsonSyntaxError",
     "json_int",
+    "loads_in_chunks",
     "recursion_limit",
     "sanitize",
     "too_deep_message",
@@ -132,3 +135,46 @@ def _child(value: Any, depth: int, path: str, stack: list[tuple[Any, int, str]])
     if isinstance(value, dict | list):
         stack.append((value, depth + 1, path))
     return value
+
+
+# --- large JSON bodies, decoded without holding the GIL for long -------------------------------
+
+JSON_CHUNK_BYTES = 1 << 16
+"""How much of a large JSON body one step of :func:`loads_in_chunks` parses (in C, under the GIL)."""
+
+
+class JsonSyntaxError(ValueError):
+    """A large JSON body that does not parse; the message is the parser's."""
+
+
+class _Chunks:
+    """A file-like view of ``data`` read ``JSON_CHUNK_BYTES`` at a time (ijson's input)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = memoryview(data)
+        self._at = 0
+
+    def read(self, size: int) -> bytes:
+        chunk = self._data[self._at : self._at + size]
+        self._at += len(chunk)
+        return bytes(chunk)
+
+
+def loads_in_chunks(data: bytes) -> Any:
+    """``data`` decoded as one JSON document, :data:`JSON_CHUNK_BYTES` at a time.
+
+    orjson decodes a whole document in one C call that holds the GIL: about a second for a 60 MiB
+    body of small objects, during which no other thread (the event loop) runs. ijson's C backend
+    (yajl) builds the same objects from one chunk per call, and between calls the interpreter hands
+    the GIL to whoever waits for it. Differences from orjson, all refusals of what Go also refuses
+    or replacements Go also makes: integers beyond int64 are refused (orjson makes them floats), an
+    unpaired surrogate escape becomes ``?`` (Go: U+FFFD). Raises :class:`JsonSyntaxError`.
+    """
+    import ijson  # only large bodies need it
+
+    try:
+        # One document (trailing content is a "trailing garbage" error), its parse driven to the end.
+        (doc,) = ijson.items(_Chunks(data), "", use_float=True, buf_size=JSON_CHUNK_BYTES)
+    except (ijson.JSONError, ValueError) as err:
+        raise JsonSyntaxError(" ".join(str(err).split())) from None
+    return doc

@@ -21,7 +21,8 @@ from typing import Any
 
 import orjson
 
-from app.api.depth import MAX_DEPTH, json_too_deep
+from app.api.decoding import JsonSyntaxError, loads_in_chunks
+from app.api.depth import MAX_DEPTH, json_larger_than, json_too_deep, too_deep
 from app.api.errors import FieldError
 from app.api.extenderv1 import MAX_EXTENDER_PRIORITY, FilterResult, HostPriority, NodeVictims, fold_keys
 from app.api.objects import Node, Pod, json_type_name, parse_node, parse_pod
@@ -148,14 +149,19 @@ _NODE_SLOTS = tuple(s for s in Node.__slots__ if s != "raw")
 
 
 def decode_args(
-    body: bytes, node_cache: NodeCache | None = None, pod_memo: PodMemo | None = None
+    body: bytes,
+    node_cache: NodeCache | None = None,
+    pod_memo: PodMemo | None = None,
+    *,
+    chunked: bool = False,
 ) -> ExtenderArgs:
     """Decode an ``ExtenderArgs`` body (filter and prioritize share it); raise :class:`WireError`.
 
     With ``node_cache``, node objects already parsed (same name, uid and resourceVersion) are
     taken from it; with ``pod_memo``, a pod equal to the last one decoded is not parsed again.
+    ``chunked`` decodes a large body without long holds of the GIL (:func:`_load_object`).
     """
-    fields = fold_keys(_load_object(body, "ExtenderArgs"), _ARGS_FIELDS)
+    fields = fold_keys(_load_object(body, "ExtenderArgs", chunked), _ARGS_FIELDS)
     raw_pod = _required_pod(fields, body)
     raw_nodes = fields.get("Nodes")
     raw_names = fields.get("NodeNames")
@@ -170,15 +176,20 @@ def decode_args(
         raise WireError(str(err)) from None
 
 
-def _load_object(body: bytes, type_name: str) -> dict[str, Any]:
-    """The body as a JSON object; ``type_name`` (the Go type) is named when it is something else."""
+def _load_object(body: bytes, type_name: str, chunked: bool = False) -> dict[str, Any]:
+    """The body as a JSON object; ``type_name`` (the Go type) is named when it is something else.
+
+    ``chunked`` (for large bodies, decoded in a worker thread): decoded a chunk at a time
+    (:func:`~app.api.decoding.loads_in_chunks`) and its depth checked by a walk in Python, where
+    orjson would hold the GIL, and so stall the event loop, for the whole body twice.
+    """
     try:
-        doc = orjson.loads(body)
-    except orjson.JSONDecodeError as err:
+        doc = loads_in_chunks(body) if chunked else orjson.loads(body)
+    except (orjson.JSONDecodeError, JsonSyntaxError) as err:
         raise WireError(f"request body is not valid JSON: {err}") from None
     if not isinstance(doc, dict):
         raise WireError(f"request body: expected a JSON object ({type_name}), got {json_type_name(doc)}")
-    deep = json_too_deep(doc)
+    deep = too_deep(doc) if chunked else json_too_deep(doc)
     if deep is not None:
         raise WireError(f"{deep}: nested more than {MAX_DEPTH} levels deep")
     return doc
@@ -192,12 +203,10 @@ def _required_pod(fields: Mapping[str, Any], body: bytes) -> dict[str, Any]:
         raise WireError("Pod: Required value: the pod to schedule is missing")
     if not isinstance(raw_pod, dict):
         raise WireError(f"Pod: expected an object (v1.Pod), got {json_type_name(raw_pod)}")
-    if len(body) > MAX_POD_BYTES:  # only then can the pod be larger; re-encoding it is C-fast
-        size = len(orjson.dumps(raw_pod))
-        if size > MAX_POD_BYTES:
-            raise WireError(
-                f"Pod: {size} bytes of JSON, more than kube-apiserver accepts for any object ({MAX_POD_BYTES})"
-            )
+    if len(body) > MAX_POD_BYTES and json_larger_than(raw_pod, MAX_POD_BYTES):
+        raise WireError(
+            f"Pod: more than {MAX_POD_BYTES} bytes of JSON, more than kube-apiserver accepts for any object"
+        )
     return raw_pod
 
 
@@ -237,16 +246,20 @@ def encode_filter_result(result: FilterResult) -> bytes:
     Passing nodes are echoed as the input objects, unchanged, in a ``v1.NodeList``; empty failure
     maps are ``null`` (a nil Go map).
     """
-    nodes = None if result.nodes is None else {"metadata": {}, "items": [n.raw for n in result.nodes]}
-    return orjson.dumps(
+    rest = orjson.dumps(
         {
-            "Nodes": nodes,
             "NodeNames": result.node_names,
             "FailedNodes": result.failed or None,
             "FailedAndUnresolvableNodes": result.unresolvable or None,
             "Error": result.error,
         }
     )
+    if result.nodes is None:
+        return b'{"Nodes":null,' + rest[1:]
+    # One node at a time: echoing thousands of nodes in one orjson call would hold the GIL for as
+    # long as encoding all of them takes (0.1 s for 60 MiB), however the call is scheduled.
+    items = b",".join([orjson.dumps(node.raw) for node in result.nodes])
+    return b'{"Nodes":{"metadata":{},"items":[' + items + b"]}," + rest[1:]
 
 
 def encode_host_priorities(priorities: Sequence[HostPriority]) -> bytes:
@@ -320,9 +333,10 @@ class PreemptionResult:
     error: str = ""
 
 
-def decode_preemption_args(body: bytes) -> PreemptionArgs:
-    """Decode an ``ExtenderPreemptionArgs`` body; raise :class:`WireError` naming the field."""
-    fields = fold_keys(_load_object(body, "ExtenderPreemptionArgs"), _PREEMPTION_ARGS_FIELDS)
+def decode_preemption_args(body: bytes, *, chunked: bool = False) -> PreemptionArgs:
+    """Decode an ``ExtenderPreemptionArgs`` body; raise :class:`WireError` naming the field
+    (``chunked`` as for :func:`decode_args`)."""
+    fields = fold_keys(_load_object(body, "ExtenderPreemptionArgs", chunked), _PREEMPTION_ARGS_FIELDS)
     raw_pod = _required_pod(fields, body)
     raw_full = fields.get("NodeNameToVictims")
     raw_meta = fields.get("NodeNameToMetaVictims")
