@@ -44,6 +44,7 @@ from app import logs
 from app.api.errors import FieldError
 from app.api.objects import Pod, json_type_name, parse_pod
 from app.backend.cache.cache import CacheError
+from app.extender import schema
 from app.extender.service import ExtenderService
 from app.extender.wire import WireError
 from app.scheduler.scheduler import Engine
@@ -65,9 +66,10 @@ NO_CLUSTER_ERROR = "berth serve has no cluster connection (start it with --kubec
 HTTP_NOT_FOUND = 404
 HTTP_CONFLICT = 409
 
-# Folded key -> Go field name of ExtenderBindingArgs (v1 carries no JSON tags).
-_BINDING_FIELDS = {"podname": "PodName", "podnamespace": "PodNamespace", "poduid": "PodUID", "node": "Node"}
-_REQUIRED = ("PodName", "PodNamespace", "Node")
+# Folded key -> Go field name of ExtenderBindingArgs (v1 carries no JSON tags), and the fields that
+# must be non-empty: from the model of the OpenAPI document.
+_BINDING_FIELDS = schema.folded_fields(schema.ExtenderBindingArgs)
+_REQUIRED = schema.required_fields(schema.ExtenderBindingArgs)
 
 
 class BindingClient(Protocol):

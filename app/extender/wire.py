@@ -15,17 +15,18 @@ Decoding errors raise :class:`WireError`, whose message names the field path, fo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
-from app.api.decoding import JsonSyntaxError, loads_in_chunks
+from app.api.decoding import JsonSyntaxError, dismantle, loads_in_chunks
 from app.api.depth import MAX_DEPTH, json_larger_than, json_too_deep, too_deep
 from app.api.errors import FieldError
 from app.api.extenderv1 import MAX_EXTENDER_PRIORITY, FilterResult, HostPriority, NodeVictims, fold_keys
 from app.api.objects import Node, Pod, json_type_name, parse_node, parse_pod
+from app.extender import schema
 
 __all__ = [
     "MAX_EXTENDER_PRIORITY",
@@ -53,9 +54,14 @@ MAX_POD_BYTES = 3 << 20
 objects of 1.5 MiB at most), so no pod kube-scheduler sends is larger. A larger one could only cost
 seconds of evaluation; it is refused with the field named."""
 
-# Folded key -> Go field name, for ExtenderArgs and v1.NodeList.
-_ARGS_FIELDS = {"pod": "Pod", "nodes": "Nodes", "nodenames": "NodeNames"}
-_NODE_LIST_FIELDS = {"items": "items"}
+# Folded key -> Go field name, for ExtenderArgs and v1.NodeList: from the models of the OpenAPI document.
+_ARGS_FIELDS = schema.folded_fields(schema.ExtenderArgs)
+_NODE_LIST_FIELDS = schema.folded_fields(schema.NodeList)
+_NODE_FORMS = schema.one_of_groups(schema.ExtenderArgs)
+_VICTIM_FORMS = schema.one_of_groups(schema.ExtenderPreemptionArgs)
+
+
+T = TypeVar("T")
 
 
 class WireError(ValueError):
@@ -159,37 +165,65 @@ def decode_args(
 
     With ``node_cache``, node objects already parsed (same name, uid and resourceVersion) are
     taken from it; with ``pod_memo``, a pod equal to the last one decoded is not parsed again.
-    ``chunked`` decodes a large body without long holds of the GIL (:func:`_load_object`).
+    ``chunked`` decodes a large body without long holds of the GIL (:func:`_decode_object`).
     """
-    fields = fold_keys(_load_object(body, "ExtenderArgs", chunked), _ARGS_FIELDS)
-    raw_pod = _required_pod(fields, body)
-    raw_nodes = fields.get("Nodes")
-    raw_names = fields.get("NodeNames")
-    if raw_nodes is None and raw_names is None:
-        raise WireError("Nodes, NodeNames: Required value: one of them must be set")
+
+    def build(fields: Mapping[str, Any], raw_pod: dict[str, Any]) -> ExtenderArgs:
+        raw_nodes = fields.get("Nodes")
+        raw_names = fields.get("NodeNames")
+        if raw_nodes is None and raw_names is None:
+            raise WireError(f"{', '.join(_NODE_FORMS)}: Required value: one of them must be set")
+        try:
+            pod = parse_pod(raw_pod, "Pod") if pod_memo is None else pod_memo.parse(raw_pod, "Pod")
+            if raw_nodes is not None:
+                return ExtenderArgs(pod, _decode_node_list(raw_nodes, node_cache), None)
+            return ExtenderArgs(pod, None, _decode_names(raw_names))
+        except FieldError as err:
+            raise WireError(str(err)) from None
+
+    return _decode_object(body, "ExtenderArgs", _ARGS_FIELDS, chunked, build)
+
+
+def _decode_object(
+    body: bytes,
+    type_name: str,
+    keys: Mapping[str, str],
+    chunked: bool,
+    build: Callable[[Mapping[str, Any], dict[str, Any]], T],
+) -> T:
+    """``build(fields, raw pod)`` of the JSON object ``body`` (Go type ``type_name``), whose keys
+    are folded by ``keys`` and whose ``Pod`` is required and bounded.
+
+    ``chunked`` (for large bodies, decoded in a worker thread) decodes a chunk at a time
+    (:func:`~app.api.decoding.loads_in_chunks`), checks the pod's size before the depth of the
+    whole and checks both by walks in Python, where orjson would hold the GIL, and so stall the
+    event loop, for the whole body each time; a refused body is taken apart a container at a time
+    (:func:`~app.api.decoding.dismantle`) rather than freed in one C call.
+    """
+    doc = _load_object(body, type_name, chunked)
     try:
-        pod = parse_pod(raw_pod, "Pod") if pod_memo is None else pod_memo.parse(raw_pod, "Pod")
-        if raw_nodes is not None:
-            return ExtenderArgs(pod, _decode_node_list(raw_nodes, node_cache), None)
-        return ExtenderArgs(pod, None, _decode_names(raw_names))
-    except FieldError as err:
-        raise WireError(str(err)) from None
+        fields = fold_keys(doc, keys)
+        raw_pod = _required_pod(fields, body)
+        deep = too_deep(doc) if chunked else None
+        if deep is not None:
+            raise WireError(f"{deep}: nested more than {MAX_DEPTH} levels deep")
+        return build(fields, raw_pod)
+    except WireError:
+        if chunked:
+            dismantle(doc)
+        raise
 
 
-def _load_object(body: bytes, type_name: str, chunked: bool = False) -> dict[str, Any]:
+def _load_object(body: bytes, type_name: str, chunked: bool) -> dict[str, Any]:
     """The body as a JSON object; ``type_name`` (the Go type) is named when it is something else.
-
-    ``chunked`` (for large bodies, decoded in a worker thread): decoded a chunk at a time
-    (:func:`~app.api.decoding.loads_in_chunks`) and its depth checked by a walk in Python, where
-    orjson would hold the GIL, and so stall the event loop, for the whole body twice.
-    """
+    Its depth is checked here unless ``chunked`` (see :func:`_decode_object`)."""
     try:
         doc = loads_in_chunks(body) if chunked else orjson.loads(body)
     except (orjson.JSONDecodeError, JsonSyntaxError) as err:
         raise WireError(f"request body is not valid JSON: {err}") from None
     if not isinstance(doc, dict):
         raise WireError(f"request body: expected a JSON object ({type_name}), got {json_type_name(doc)}")
-    deep = too_deep(doc) if chunked else json_too_deep(doc)
+    deep = None if chunked else json_too_deep(doc)
     if deep is not None:
         raise WireError(f"{deep}: nested more than {MAX_DEPTH} levels deep")
     return doc
@@ -214,6 +248,9 @@ def _decode_node_list(raw: Any, node_cache: NodeCache | None) -> list[Node]:
     if not isinstance(raw, dict):
         raise WireError(f"Nodes: expected an object (v1.NodeList), got {json_type_name(raw)}")
     fields = fold_keys(raw, _NODE_LIST_FIELDS)
+    meta = fields.get("metadata")
+    if meta is not None and not isinstance(meta, dict):
+        raise WireError(f"Nodes.metadata: expected an object (v1.ListMeta), got {json_type_name(meta)}")
     if "items" not in fields:
         raise WireError("Nodes.items: Required value: a v1.NodeList carries its nodes in items")
     items = fields["items"]
@@ -298,13 +335,9 @@ def encode_error(message: str) -> bytes:
 # --- preempt: ExtenderPreemptionArgs / ExtenderPreemptionResult ---------------------------
 
 # Folded key -> Go field name, for ExtenderPreemptionArgs, Victims/MetaVictims and MetaPod.
-_PREEMPTION_ARGS_FIELDS = {
-    "pod": "Pod",
-    "nodenametovictims": "NodeNameToVictims",
-    "nodenametometavictims": "NodeNameToMetaVictims",
-}
-_VICTIMS_FIELDS = {"pods": "Pods", "numpdbviolations": "NumPDBViolations"}
-_META_POD_FIELDS = {"uid": "UID"}
+_PREEMPTION_ARGS_FIELDS = schema.folded_fields(schema.ExtenderPreemptionArgs)
+_VICTIMS_FIELDS = schema.folded_fields(schema.Victims)
+_META_POD_FIELDS = schema.folded_fields(schema.MetaPod)
 
 
 @dataclass(slots=True)
@@ -336,19 +369,25 @@ class PreemptionResult:
 def decode_preemption_args(body: bytes, *, chunked: bool = False) -> PreemptionArgs:
     """Decode an ``ExtenderPreemptionArgs`` body; raise :class:`WireError` naming the field
     (``chunked`` as for :func:`decode_args`)."""
-    fields = fold_keys(_load_object(body, "ExtenderPreemptionArgs", chunked), _PREEMPTION_ARGS_FIELDS)
-    raw_pod = _required_pod(fields, body)
-    raw_full = fields.get("NodeNameToVictims")
-    raw_meta = fields.get("NodeNameToMetaVictims")
-    if raw_full is None and raw_meta is None:
-        raise WireError("NodeNameToVictims, NodeNameToMetaVictims: Required value: one of them must be set")
-    try:
-        pod = parse_pod(raw_pod, "Pod")
-        if raw_full is not None:
-            return PreemptionArgs(pod, _decode_victims_map(raw_full, "NodeNameToVictims", full=True), True)
-        return PreemptionArgs(pod, _decode_victims_map(raw_meta, "NodeNameToMetaVictims", full=False), False)
-    except FieldError as err:
-        raise WireError(str(err)) from None
+
+    def build(fields: Mapping[str, Any], raw_pod: dict[str, Any]) -> PreemptionArgs:
+        raw_full = fields.get("NodeNameToVictims")
+        raw_meta = fields.get("NodeNameToMetaVictims")
+        if raw_full is None and raw_meta is None:
+            raise WireError(f"{', '.join(_VICTIM_FORMS)}: Required value: one of them must be set")
+        try:
+            pod = parse_pod(raw_pod, "Pod")
+            if raw_full is not None:
+                return PreemptionArgs(
+                    pod, _decode_victims_map(raw_full, "NodeNameToVictims", full=True), True
+                )
+            return PreemptionArgs(
+                pod, _decode_victims_map(raw_meta, "NodeNameToMetaVictims", full=False), False
+            )
+        except FieldError as err:
+            raise WireError(str(err)) from None
+
+    return _decode_object(body, "ExtenderPreemptionArgs", _PREEMPTION_ARGS_FIELDS, chunked, build)
 
 
 def _decode_victims_map(raw: Any, name: str, *, full: bool) -> dict[str, NodeVictims]:

@@ -46,6 +46,7 @@ from fastapi import FastAPI, Request, Response
 from prometheus_client import Counter
 from starlette.types import Receive, Scope
 
+from app.api.decoding import dismantle
 from app.api.objects import Pod
 from app.extender import preempt, schema
 from app.extender.service import ExtenderService
@@ -337,7 +338,7 @@ class EngineVerb(Generic[A]):
         if len(body) <= OFF_LOOP_BYTES:
             return await self.gate.inline(self.answer, body)
         with gc_paused():
-            args = await asyncio.to_thread(decode_or_refuse, body, self.decode_alone, self._counted)
+            args = await asyncio.to_thread(self._decode_large, body)
             del body
             if isinstance(args, tuple):
                 return args
@@ -352,12 +353,18 @@ class EngineVerb(Generic[A]):
             return args
         return self._run(args)
 
+    def _decode_large(self, body: bytes) -> A | tuple[int, bytes]:
+        args = decode_or_refuse(body, self.decode_alone, self._counted)
+        if isinstance(args, tuple):
+            release_memory()  # what the refused body's objects took
+        return args
+
     def _run_then_free(self, held: list[A]) -> tuple[int, bytes]:
         args = held.pop()
         try:
             return self._run(args)
         finally:
-            _free_in_slices(getattr(args, "nodes", None))
+            dismantle(getattr(args, "nodes", None))
             del args
             release_memory()
 
@@ -375,13 +382,6 @@ class EngineVerb(Generic[A]):
         else:
             self._counted["success"].inc()
         return 200, result
-
-
-def _free_in_slices(items: list[Any] | None, size: int = 256) -> None:
-    """Empty ``items`` a slice at a time: freeing thousands of decoded nodes is one C call per
-    slice, not one for all of them (which would hold the GIL throughout)."""
-    while items:
-        del items[-size:]
 
 
 def engine_verbs(service: ExtenderService, max_request_bytes: int) -> list[EngineVerb[Any]]:
