@@ -52,15 +52,20 @@ class Prober(threading.Thread):
 
     def run(self) -> None:
         sock = socket.create_connection(("127.0.0.1", self.port), timeout=60)
-        while not self.stop.is_set():
-            start = time.monotonic()
-            sock.sendall(b"GET /healthz HTTP/1.1\r\nhost: berth\r\n\r\n")
-            data = b""
-            while not data.endswith(b"ok"):
-                data += sock.recv(4096)
-            self.samples.append((start, (time.monotonic() - start) * 1000))
-            time.sleep(0.01)
-        sock.close()
+        with sock:
+            while not self.stop.is_set():
+                start = time.monotonic()
+                try:
+                    sock.sendall(b"GET /healthz HTTP/1.1\r\nhost: berth\r\n\r\n")
+                    data = b""
+                    while not data.endswith(b"ok"):
+                        data += sock.recv(4096)
+                except OSError:
+                    if self.stop.is_set():
+                        return  # the server was stopped under the last probe
+                    raise
+                self.samples.append((start, (time.monotonic() - start) * 1000))
+                time.sleep(0.01)
 
     def during(self, start: float, end: float) -> list[float]:
         return [ms for at, ms in self.samples if start <= at <= end]
