@@ -14,10 +14,12 @@ files of every command. What the standard decoders do with hostile input, and wh
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
 import yaml
 
 from app.api.depth import MAX_DEPTH
@@ -31,6 +33,7 @@ __all__ = [
     "JsonSyntaxError",
     "dismantle",
     "json_int",
+    "loads_as_go",
     "loads_in_chunks",
     "recursion_limit",
     "sanitize",
@@ -159,6 +162,38 @@ class _Chunks:
         chunk = self._data[self._at : self._at + size]
         self._at += len(chunk)
         return bytes(chunk)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"invalid literal {name} (JSON has no NaN or Infinity)")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text} is out of range for a float64")
+    return value
+
+
+def loads_as_go(data: bytes) -> Any:
+    """``data`` decoded as Go's ``encoding/json`` decodes it: by orjson, and for what orjson refuses,
+    by the standard library, which accepts what Go also accepts (an unpaired surrogate escape,
+    ``"\\ud800"``, becomes U+FFFD, as Go makes it) and refuses the rest.
+
+    Raises :class:`JsonSyntaxError` (orjson's message) for what is not JSON, and FieldError naming
+    the field for what Go could not hold either: an integer of more than 4,300 digits, nesting past
+    :data:`~app.api.depth.MAX_DEPTH` (checked here only on the fallback path; orjson's own limit
+    is 1,024 levels).
+    """
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as err:
+        refused = err
+    try:
+        doc = json.loads(data, parse_int=json_int, parse_float=_finite_float, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise JsonSyntaxError(str(refused)) from None
+    return sanitize(doc)
 
 
 def loads_in_chunks(data: bytes) -> Any:

@@ -41,6 +41,7 @@ from typing import Any, Protocol
 import orjson
 
 from app import logs
+from app.api.decoding import JsonSyntaxError, loads_as_go
 from app.api.errors import FieldError
 from app.api.objects import Pod, json_type_name, parse_pod
 from app.backend.cache.cache import CacheError
@@ -114,9 +115,11 @@ def decode_binding_args(body: bytes) -> BindingArgs:
     empty (the bind then has no UID precondition), as a Go zero value would be.
     """
     try:
-        doc = orjson.loads(body)
-    except orjson.JSONDecodeError as err:
+        doc = loads_as_go(body)
+    except JsonSyntaxError as err:
         raise WireError(f"request body is not valid JSON: {err}") from None
+    except FieldError as err:
+        raise WireError(str(err)) from None
     if not isinstance(doc, dict):
         raise WireError(
             f"request body: expected a JSON object (ExtenderBindingArgs), got {json_type_name(doc)}"

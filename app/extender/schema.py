@@ -67,24 +67,38 @@ def _one_of(*names: str) -> dict[str, Any]:
 
 # What the decoders require of every object: a non-empty metadata.name; and the types of the fields
 # berth reads at the first levels (app.api.objects.parse_pod and parse_node check every field they read).
-_STRING_MAP: dict[str, Any] = {"type": "object", "additionalProperties": {"type": "string"}}
-_METADATA: dict[str, Any] = {
-    "type": "object",
-    "required": ["name"],
-    "properties": {
-        "name": {"type": "string", "minLength": 1},
-        "namespace": {"type": "string"},
-        "uid": {"type": "string"},
-        "resourceVersion": {"type": "string"},
+# null is Go's zero value wherever a decoder reads a field: allowed except for the name itself.
+_STRING_MAP: dict[str, Any] = {"type": ["object", "null"], "additionalProperties": {"type": "string"}}
+_NULLABLE_STRING: dict[str, Any] = {"type": ["string", "null"]}
+
+
+def _object_schema(*metadata: str) -> dict[str, Any]:
+    """A core/v1 object whose ``metadata`` fields ``metadata`` (besides the name) berth reads and checks."""
+    fields = {
+        "namespace": _NULLABLE_STRING,
+        "uid": _NULLABLE_STRING,
         "labels": _STRING_MAP,
         "annotations": _STRING_MAP,
-    },
-}
-_OBJECT_SCHEMA: dict[str, Any] = {
-    "required": ["metadata"],
-    "properties": {"metadata": _METADATA, "spec": {"type": "object"}, "status": {"type": "object"}},
-}
-_POD_SCHEMA = _OBJECT_SCHEMA
+    }
+    return {
+        "required": ["metadata"],
+        "properties": {
+            "metadata": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {
+                    "name": {"type": "string", "minLength": 1},
+                    **{f: fields[f] for f in metadata},
+                },
+            },
+            "spec": {"type": ["object", "null"]},
+            "status": {"type": ["object", "null"]},
+        },
+    }
+
+
+_POD_SCHEMA = _object_schema("namespace", "uid", "labels", "annotations")
+_NODE_SCHEMA = _object_schema("uid", "labels")
 
 
 class NodeList(_Wire):
@@ -92,7 +106,7 @@ class NodeList(_Wire):
 
     metadata: dict[str, Any] | None = Field(None, description="ListMeta (ignored).")
     items: list[dict[str, Any]] | None = Field(
-        description="core/v1 Node objects.", json_schema_extra={"items": _OBJECT_SCHEMA}
+        description="core/v1 Node objects.", json_schema_extra={"items": _NODE_SCHEMA}
     )
 
 
@@ -138,7 +152,7 @@ class Victims(_Wire):
     """A node's proposed victims as full objects (``nodeCacheCapable: false``), most important first."""
 
     pods: list[dict[str, Any]] | None = Field(
-        None, alias="Pods", description="core/v1 Pod objects.", json_schema_extra={"items": _OBJECT_SCHEMA}
+        None, alias="Pods", description="core/v1 Pod objects.", json_schema_extra={"items": _POD_SCHEMA}
     )
     num_pdb_violations: int | None = Field(
         0, alias="NumPDBViolations", description="How many of the pods overdraw a PodDisruptionBudget."

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from app.api.decoding import JsonSyntaxError, dismantle, loads_in_chunks
+from app.api.decoding import JsonSyntaxError, dismantle, loads_as_go, loads_in_chunks
 from app.api.depth import MAX_DEPTH, json_larger_than, json_too_deep, too_deep
 from app.api.errors import FieldError
 from app.api.extenderv1 import MAX_EXTENDER_PRIORITY, FilterResult, HostPriority, NodeVictims, fold_keys
@@ -176,6 +176,8 @@ def decode_args(
         try:
             pod = parse_pod(raw_pod, "Pod") if pod_memo is None else pod_memo.parse(raw_pod, "Pod")
             if raw_nodes is not None:
+                if raw_names is not None:
+                    _decode_names(raw_names)  # unused, but of the right type, as Go's decoder requires
                 return ExtenderArgs(pod, _decode_node_list(raw_nodes, node_cache), None)
             return ExtenderArgs(pod, None, _decode_names(raw_names))
         except FieldError as err:
@@ -218,9 +220,11 @@ def _load_object(body: bytes, type_name: str, chunked: bool) -> dict[str, Any]:
     """The body as a JSON object; ``type_name`` (the Go type) is named when it is something else.
     Its depth is checked here unless ``chunked`` (see :func:`_decode_object`)."""
     try:
-        doc = loads_in_chunks(body) if chunked else orjson.loads(body)
-    except (orjson.JSONDecodeError, JsonSyntaxError) as err:
+        doc = loads_in_chunks(body) if chunked else loads_as_go(body)
+    except JsonSyntaxError as err:
         raise WireError(f"request body is not valid JSON: {err}") from None
+    except FieldError as err:
+        raise WireError(str(err)) from None
     if not isinstance(doc, dict):
         raise WireError(f"request body: expected a JSON object ({type_name}), got {json_type_name(doc)}")
     deep = None if chunked else json_too_deep(doc)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.api.decoding import JSON_CHUNK_BYTES, JsonSyntaxError, dismantle, loads_in_chunks
+from app.api.decoding import JSON_CHUNK_BYTES, JsonSyntaxError, dismantle, loads_as_go, loads_in_chunks
 from app.api.depth import json_larger_than
 
 json_values = st.recursive(
@@ -67,3 +67,20 @@ def test_dismantling_empties_every_container() -> None:
     middle = small["a"]
     dismantle(small)
     assert small == {} and middle == {}
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b'{"name": "a\\ud800"}', {"name": "a\ufffd"}),  # Go's decoder accepts it, as U+FFFD
+        (b'["\\udc00x", {"\\ud800": 1}]', ["\ufffdx", {"\ufffd": 1}]),
+    ],
+)
+def test_what_go_accepts_and_orjson_refuses_is_decoded(body: bytes, expected: Any) -> None:
+    assert loads_as_go(body) == expected
+
+
+@pytest.mark.parametrize("body", [b'{"x": NaN}', b'{"x": 1e400}', b'{"x": 1', b"[" * 3000 + b"]" * 3000])
+def test_what_go_refuses_is_refused(body: bytes) -> None:
+    with pytest.raises(JsonSyntaxError):
+        loads_as_go(body)
