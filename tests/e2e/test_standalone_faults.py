@@ -19,8 +19,12 @@ from pathlib import Path
 import pytest
 from e2e.cluster import Cluster
 from e2e.standalone import SCHEDULER_NAME, BerthScheduler
-from e2e.test_standalone_ha import _assert_each_pod_bound_once, _bound_log_lines, _events_by_pod, _scheduler
-from kubernetes import client, config
+from e2e.test_standalone_ha import (
+    _assert_each_pod_bound_once,
+    _bound_log_lines,
+    _disrupted_setup,
+    _events_by_pod,
+)
 
 from kube.controlplane import LocalControlPlane
 from kube.fixtures import _run_control_plane
@@ -72,15 +76,8 @@ def test_binding_cycle_across_a_frozen_then_restarted_api_server(
     own_control_plane: LocalControlPlane, tmp_path: Path
 ) -> None:
     cp = own_control_plane
-    api = config.new_client_from_config(config_file=str(cp.kubeconfig))
     namespace = "frozen"
-    core = client.CoreV1Api(api)
-    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
-    cluster = Cluster(api, namespace)
-    cluster.create_node("a", cpu="8")
-    cluster.create_node("b", cpu="8")
-    # A lease that outlives the freezes: losing it ends the process by design (kube-scheduler's too).
-    berth = _scheduler(cp, tmp_path, namespace, "berth-frozen", "berth-frozen", lease=90, renew=75, retry=1)
+    api, core, cluster, berth = _disrupted_setup(cp, tmp_path, namespace, lease=90, renew=75)
     try:
         berth.start()
         pid = berth.popen.pid if berth.popen else 0
