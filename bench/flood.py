@@ -174,7 +174,9 @@ def measure(port: int, seconds: float) -> Samples:
 # --- scenarios ----------------------------------------------------------------------------------
 
 
-def start_berth(max_connections: int | None) -> tuple[subprocess.Popen[bytes], int, int]:
+def start_berth(max_connections: int | None, root: Path = ROOT) -> tuple[subprocess.Popen[bytes], int, int]:
+    """``berth serve`` from the checkout at ``root`` (this one by default) on free loopback ports:
+    the process, its plain port and its secure port, once it answers."""
     plain, secure = free_port(), free_port()
     argv = [
         sys.executable, "-m", "app.cli.main", "serve", "--state", "examples/state.yaml",
@@ -182,7 +184,7 @@ def start_berth(max_connections: int | None) -> tuple[subprocess.Popen[bytes], i
     ]  # fmt: skip
     if max_connections is not None:
         argv += ["--max-connections", str(max_connections)]
-    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(argv, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while True:
         try:

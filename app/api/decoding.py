@@ -14,20 +14,27 @@ files of every command. What the standard decoders do with hostile input, and wh
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
 import yaml
 
 from app.api.depth import MAX_DEPTH
 from app.api.errors import FieldError
 
 __all__ = [
+    "JSON_CHUNK_BYTES",
     "YAML_RECURSION_LIMIT",
     "DocumentLoader",
     "HugeInt",
+    "JsonSyntaxError",
+    "dismantle",
     "json_int",
+    "loads_as_go",
+    "loads_in_chunks",
     "recursion_limit",
     "sanitize",
     "too_deep_message",
@@ -132,3 +139,100 @@ def _child(value: Any, depth: int, path: str, stack: list[tuple[Any, int, str]])
     if isinstance(value, dict | list):
         stack.append((value, depth + 1, path))
     return value
+
+
+# --- large JSON bodies, decoded without holding the GIL for long -------------------------------
+
+JSON_CHUNK_BYTES = 1 << 16
+"""How much of a large JSON body one step of :func:`loads_in_chunks` parses (in C, under the GIL)."""
+
+
+class JsonSyntaxError(ValueError):
+    """A large JSON body that does not parse; the message is the parser's."""
+
+
+class _Chunks:
+    """A file-like view of ``data`` read ``JSON_CHUNK_BYTES`` at a time (ijson's input)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = memoryview(data)
+        self._at = 0
+
+    def read(self, size: int) -> bytes:
+        chunk = self._data[self._at : self._at + size]
+        self._at += len(chunk)
+        return bytes(chunk)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"invalid literal {name} (JSON has no NaN or Infinity)")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text} is out of range for a float64")
+    return value
+
+
+def loads_as_go(data: bytes) -> Any:
+    """``data`` decoded as Go's ``encoding/json`` decodes it: by orjson, and for what orjson refuses,
+    by the standard library, which accepts what Go also accepts (an unpaired surrogate escape,
+    ``"\\ud800"``, becomes U+FFFD, as Go makes it) and refuses the rest.
+
+    Raises :class:`JsonSyntaxError` (orjson's message) for what is not JSON, and FieldError naming
+    the field for what Go could not hold either: an integer of more than 4,300 digits, nesting past
+    :data:`~app.api.depth.MAX_DEPTH` (checked here only on the fallback path; orjson's own limit
+    is 1,024 levels).
+    """
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as err:
+        refused = err
+    try:
+        doc = json.loads(data, parse_int=json_int, parse_float=_finite_float, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise JsonSyntaxError(str(refused)) from None
+    return sanitize(doc)
+
+
+def loads_in_chunks(data: bytes) -> Any:
+    """``data`` decoded as one JSON document, :data:`JSON_CHUNK_BYTES` at a time.
+
+    orjson decodes a whole document in one C call that holds the GIL: about a second for a 60 MiB
+    body of small objects, during which no other thread (the event loop) runs. ijson's C backend
+    (yajl) builds the same objects from one chunk per call, and between calls the interpreter hands
+    the GIL to whoever waits for it. Differences from orjson, all refusals of what Go also refuses
+    or replacements Go also makes: integers beyond int64 are refused (orjson makes them floats), an
+    unpaired surrogate escape becomes ``?`` (Go: U+FFFD). Raises :class:`JsonSyntaxError`.
+    """
+    import ijson  # only large bodies need it
+
+    try:
+        # One document (trailing content is a "trailing garbage" error), its parse driven to the end.
+        (doc,) = ijson.items(_Chunks(data), "", use_float=True, buf_size=JSON_CHUNK_BYTES)
+    except (ijson.JSONError, ValueError) as err:
+        raise JsonSyntaxError(" ".join(str(err).split())) from None
+    return doc
+
+
+def dismantle(doc: Any, slice_size: int = 256) -> None:
+    """Free the decoded document ``doc`` a slice at a time.
+
+    Dropping the last reference to a large document frees all of it in one C call, which holds the
+    GIL for as long as that takes (about a second for a 34 MiB body of small objects on a loaded
+    machine). Here small containers are emptied one by one, after their container children are
+    set aside, and long arrays (where the bulk of a large document is: node items, selector terms)
+    lose ``slice_size`` elements at a time, so the interpreter can hand the GIL over between steps.
+    Only for documents (or lists of objects) nothing else refers to.
+    """
+    stack = [doc]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, list) and len(value) > slice_size:
+            while value:
+                del value[-slice_size:]
+        elif isinstance(value, dict | list):
+            children = value.values() if isinstance(value, dict) else value
+            stack.extend(item for item in children if isinstance(item, dict | list))
+            value.clear()

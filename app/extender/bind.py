@@ -41,9 +41,11 @@ from typing import Any, Protocol
 import orjson
 
 from app import logs
+from app.api.decoding import JsonSyntaxError, loads_as_go
 from app.api.errors import FieldError
 from app.api.objects import Pod, json_type_name, parse_pod
 from app.backend.cache.cache import CacheError
+from app.extender import schema
 from app.extender.service import ExtenderService
 from app.extender.wire import WireError
 from app.scheduler.scheduler import Engine
@@ -65,9 +67,10 @@ NO_CLUSTER_ERROR = "berth serve has no cluster connection (start it with --kubec
 HTTP_NOT_FOUND = 404
 HTTP_CONFLICT = 409
 
-# Folded key -> Go field name of ExtenderBindingArgs (v1 carries no JSON tags).
-_BINDING_FIELDS = {"podname": "PodName", "podnamespace": "PodNamespace", "poduid": "PodUID", "node": "Node"}
-_REQUIRED = ("PodName", "PodNamespace", "Node")
+# Folded key -> Go field name of ExtenderBindingArgs (v1 carries no JSON tags), and the fields that
+# must be non-empty: from the model of the OpenAPI document.
+_BINDING_FIELDS = schema.folded_fields(schema.ExtenderBindingArgs)
+_REQUIRED = schema.required_fields(schema.ExtenderBindingArgs)
 
 
 class BindingClient(Protocol):
@@ -112,9 +115,11 @@ def decode_binding_args(body: bytes) -> BindingArgs:
     empty (the bind then has no UID precondition), as a Go zero value would be.
     """
     try:
-        doc = orjson.loads(body)
-    except orjson.JSONDecodeError as err:
+        doc = loads_as_go(body)
+    except JsonSyntaxError as err:
         raise WireError(f"request body is not valid JSON: {err}") from None
+    except FieldError as err:
+        raise WireError(str(err)) from None
     if not isinstance(doc, dict):
         raise WireError(
             f"request body: expected a JSON object (ExtenderBindingArgs), got {json_type_name(doc)}"

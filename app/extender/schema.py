@@ -1,8 +1,15 @@
-"""pydantic models of the extender wire types, used ONLY to document them in the OpenAPI schema.
+"""pydantic models of the extender wire types: the OpenAPI document, and the decoders' field tables.
 
-Requests are never validated through these (see :mod:`app.extender.wire`); the field aliases are the
-Go field names kube-scheduler puts on the wire. ``Pod`` and the node items are core/v1 objects,
-documented as free-form objects.
+The field aliases are the Go field names kube-scheduler puts on the wire. Requests are decoded by
+hand on the hot path (:mod:`app.extender.wire`, :mod:`app.extender.bind`), but what those decoders
+accept comes from these models: the keys they know (:func:`folded_fields`, matched
+case-insensitively as Go does), which are required (:func:`required_fields`, a field without a
+default) and which one-of groups must have a member that is not null (``anyOf`` in the models'
+``json_schema_extra``, :func:`one_of_groups`). ``Pod`` and the node items are core/v1 objects: the
+document states what every object needs (an object with a non-empty ``metadata.name``) and the
+types of the fields berth reads at its first levels; a field berth reads deeper that has the wrong
+type is refused with its path named. ``tests/fuzz/test_fuzz_openapi.py`` runs schemathesis against
+the served document to hold the two together.
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "ExtenderArgs",
+    "ExtenderBindingArgs",
+    "ExtenderBindingResult",
     "ExtenderError",
     "ExtenderFilterResult",
     "ExtenderPreemptionArgs",
@@ -22,6 +31,9 @@ __all__ = [
     "MetaVictims",
     "NodeList",
     "Victims",
+    "folded_fields",
+    "one_of_groups",
+    "required_fields",
 ]
 
 
@@ -29,30 +41,80 @@ class _Wire(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
 
-# What the decoder requires of a pod (app.api.objects.parse_pod): an object with metadata.name.
-_POD_SCHEMA: dict[str, Any] = {
-    "required": ["metadata"],
-    "properties": {
-        "metadata": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}
-    },
-}
+def folded_fields(model: type[BaseModel]) -> dict[str, str]:
+    """Case-folded key -> Go field name (the alias) of ``model``'s fields: what a decoder matches."""
+    return {(f.alias or name).casefold(): f.alias or name for name, f in model.model_fields.items()}
+
+
+def required_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    """The Go field names of ``model``'s fields without a default."""
+    return tuple(f.alias or name for name, f in model.model_fields.items() if f.is_required())
+
+
+def one_of_groups(model: type[BaseModel]) -> tuple[str, ...]:
+    """The Go field names of ``model``'s one-of group: at least one must be set and not null."""
+    options: list[dict[str, Any]] = model.model_json_schema(by_alias=True)["anyOf"]
+    return tuple(str(option["required"][0]) for option in options)
+
+
+def _one_of(*names: str) -> dict[str, Any]:
+    """``json_schema_extra`` for a one-of group: at least one of ``names`` present and not null
+    (Go decodes null as the zero value, so the decoders treat null as absent)."""
+    return {
+        "anyOf": [{"required": [name], "properties": {name: {"not": {"type": "null"}}}} for name in names]
+    }
+
+
+# What the decoders require of every object: a non-empty metadata.name; and the types of the fields
+# berth reads at the first levels (app.api.objects.parse_pod and parse_node check every field they read).
+# null is Go's zero value wherever a decoder reads a field: allowed except for the name itself.
+_STRING_MAP: dict[str, Any] = {"type": ["object", "null"], "additionalProperties": {"type": "string"}}
+_NULLABLE_STRING: dict[str, Any] = {"type": ["string", "null"]}
+
+
+def _object_schema(*metadata: str) -> dict[str, Any]:
+    """A core/v1 object whose ``metadata`` fields ``metadata`` (besides the name) berth reads and checks."""
+    fields = {
+        "namespace": _NULLABLE_STRING,
+        "uid": _NULLABLE_STRING,
+        "labels": _STRING_MAP,
+        "annotations": _STRING_MAP,
+    }
+    return {
+        "required": ["metadata"],
+        "properties": {
+            "metadata": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {
+                    "name": {"type": "string", "minLength": 1},
+                    **{f: fields[f] for f in metadata},
+                },
+            },
+            "spec": {"type": ["object", "null"]},
+            "status": {"type": ["object", "null"]},
+        },
+    }
+
+
+_POD_SCHEMA = _object_schema("namespace", "uid", "labels", "annotations")
+_NODE_SCHEMA = _object_schema("uid", "labels")
 
 
 class NodeList(_Wire):
     """A core/v1 ``NodeList``."""
 
-    metadata: dict[str, Any] = Field(default_factory=dict, description="ListMeta (ignored).")
-    items: list[dict[str, Any]] | None = Field(description="core/v1 Node objects.")
+    metadata: dict[str, Any] | None = Field(None, description="ListMeta (ignored).")
+    items: list[dict[str, Any]] | None = Field(
+        description="core/v1 Node objects.", json_schema_extra={"items": _NODE_SCHEMA}
+    )
 
 
 class ExtenderArgs(_Wire):
     """The /filter and /prioritize request. Keys match case-insensitively; one node form is set
     (Nodes wins when both are)."""
 
-    model_config = ConfigDict(
-        populate_by_name=True,
-        json_schema_extra={"anyOf": [{"required": ["Nodes"]}, {"required": ["NodeNames"]}]},
-    )
+    model_config = ConfigDict(populate_by_name=True, json_schema_extra=_one_of("Nodes", "NodeNames"))
 
     pod: dict[str, Any] = Field(
         alias="Pod", description="The core/v1 Pod being scheduled.", json_schema_extra=_POD_SCHEMA
@@ -89,8 +151,10 @@ class HostPriority(_Wire):
 class Victims(_Wire):
     """A node's proposed victims as full objects (``nodeCacheCapable: false``), most important first."""
 
-    pods: list[dict[str, Any]] | None = Field(alias="Pods", description="core/v1 Pod objects.")
-    num_pdb_violations: int = Field(
+    pods: list[dict[str, Any]] | None = Field(
+        None, alias="Pods", description="core/v1 Pod objects.", json_schema_extra={"items": _POD_SCHEMA}
+    )
+    num_pdb_violations: int | None = Field(
         0, alias="NumPDBViolations", description="How many of the pods overdraw a PodDisruptionBudget."
     )
 
@@ -98,14 +162,14 @@ class Victims(_Wire):
 class MetaPod(_Wire):
     """A victim by identity."""
 
-    uid: str = Field(alias="UID", description="The pod's metadata.uid.")
+    uid: str | None = Field("", alias="UID", description="The pod's metadata.uid.")
 
 
 class MetaVictims(_Wire):
     """A node's victims as UIDs, most important first."""
 
-    pods: list[MetaPod] | None = Field(alias="Pods")
-    num_pdb_violations: int = Field(
+    pods: list[MetaPod] | None = Field(None, alias="Pods")
+    num_pdb_violations: int | None = Field(
         0, alias="NumPDBViolations", description="How many of the pods overdraw a PodDisruptionBudget."
     )
 
@@ -114,10 +178,7 @@ class ExtenderPreemptionArgs(_Wire):
     """The /preempt request. Keys match case-insensitively; one victim form is set."""
 
     model_config = ConfigDict(
-        populate_by_name=True,
-        json_schema_extra={
-            "anyOf": [{"required": ["NodeNameToVictims"]}, {"required": ["NodeNameToMetaVictims"]}]
-        },
+        populate_by_name=True, json_schema_extra=_one_of("NodeNameToVictims", "NodeNameToMetaVictims")
     )
 
     pod: dict[str, Any] = Field(
@@ -148,5 +209,22 @@ class ExtenderPreemptionResult(_Wire):
 
 class ExtenderError(_Wire):
     """The body of a non-200 answer (400, 404, 405, 413)."""
+
+    error: str = Field(alias="Error")
+
+
+class ExtenderBindingArgs(_Wire):
+    """The /bind request. Keys match case-insensitively; null is taken as absent."""
+
+    pod_name: str = Field(alias="PodName", min_length=1)
+    pod_namespace: str = Field(alias="PodNamespace", min_length=1)
+    pod_uid: str | None = Field(
+        "", alias="PodUID", description="Checked as a precondition of the Binding when set (may be empty)."
+    )
+    node: str = Field(alias="Node", min_length=1)
+
+
+class ExtenderBindingResult(_Wire):
+    """The /bind answer: an empty ``Error`` means bound."""
 
     error: str = Field(alias="Error")

@@ -15,16 +15,18 @@ Decoding errors raise :class:`WireError`, whose message names the field path, fo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
-from app.api.depth import MAX_DEPTH, json_too_deep
+from app.api.decoding import JsonSyntaxError, dismantle, loads_as_go, loads_in_chunks
+from app.api.depth import MAX_DEPTH, json_larger_than, json_too_deep, too_deep
 from app.api.errors import FieldError
 from app.api.extenderv1 import MAX_EXTENDER_PRIORITY, FilterResult, HostPriority, NodeVictims, fold_keys
 from app.api.objects import Node, Pod, json_type_name, parse_node, parse_pod
+from app.extender import schema
 
 __all__ = [
     "MAX_EXTENDER_PRIORITY",
@@ -52,9 +54,14 @@ MAX_POD_BYTES = 3 << 20
 objects of 1.5 MiB at most), so no pod kube-scheduler sends is larger. A larger one could only cost
 seconds of evaluation; it is refused with the field named."""
 
-# Folded key -> Go field name, for ExtenderArgs and v1.NodeList.
-_ARGS_FIELDS = {"pod": "Pod", "nodes": "Nodes", "nodenames": "NodeNames"}
-_NODE_LIST_FIELDS = {"items": "items"}
+# Folded key -> Go field name, for ExtenderArgs and v1.NodeList: from the models of the OpenAPI document.
+_ARGS_FIELDS = schema.folded_fields(schema.ExtenderArgs)
+_NODE_LIST_FIELDS = schema.folded_fields(schema.NodeList)
+_NODE_FORMS = schema.one_of_groups(schema.ExtenderArgs)
+_VICTIM_FORMS = schema.one_of_groups(schema.ExtenderPreemptionArgs)
+
+
+T = TypeVar("T")
 
 
 class WireError(ValueError):
@@ -148,37 +155,79 @@ _NODE_SLOTS = tuple(s for s in Node.__slots__ if s != "raw")
 
 
 def decode_args(
-    body: bytes, node_cache: NodeCache | None = None, pod_memo: PodMemo | None = None
+    body: bytes,
+    node_cache: NodeCache | None = None,
+    pod_memo: PodMemo | None = None,
+    *,
+    chunked: bool = False,
 ) -> ExtenderArgs:
     """Decode an ``ExtenderArgs`` body (filter and prioritize share it); raise :class:`WireError`.
 
     With ``node_cache``, node objects already parsed (same name, uid and resourceVersion) are
     taken from it; with ``pod_memo``, a pod equal to the last one decoded is not parsed again.
+    ``chunked`` decodes a large body without long holds of the GIL (:func:`_decode_object`).
     """
-    fields = fold_keys(_load_object(body, "ExtenderArgs"), _ARGS_FIELDS)
-    raw_pod = _required_pod(fields, body)
-    raw_nodes = fields.get("Nodes")
-    raw_names = fields.get("NodeNames")
-    if raw_nodes is None and raw_names is None:
-        raise WireError("Nodes, NodeNames: Required value: one of them must be set")
+
+    def build(fields: Mapping[str, Any], raw_pod: dict[str, Any]) -> ExtenderArgs:
+        raw_nodes = fields.get("Nodes")
+        raw_names = fields.get("NodeNames")
+        if raw_nodes is None and raw_names is None:
+            raise WireError(f"{', '.join(_NODE_FORMS)}: Required value: one of them must be set")
+        try:
+            pod = parse_pod(raw_pod, "Pod") if pod_memo is None else pod_memo.parse(raw_pod, "Pod")
+            if raw_nodes is not None:
+                if raw_names is not None:
+                    _decode_names(raw_names)  # unused, but of the right type, as Go's decoder requires
+                return ExtenderArgs(pod, _decode_node_list(raw_nodes, node_cache), None)
+            return ExtenderArgs(pod, None, _decode_names(raw_names))
+        except FieldError as err:
+            raise WireError(str(err)) from None
+
+    return _decode_object(body, "ExtenderArgs", _ARGS_FIELDS, chunked, build)
+
+
+def _decode_object(
+    body: bytes,
+    type_name: str,
+    keys: Mapping[str, str],
+    chunked: bool,
+    build: Callable[[Mapping[str, Any], dict[str, Any]], T],
+) -> T:
+    """``build(fields, raw pod)`` of the JSON object ``body`` (Go type ``type_name``), whose keys
+    are folded by ``keys`` and whose ``Pod`` is required and bounded.
+
+    ``chunked`` (for large bodies, decoded in a worker thread) decodes a chunk at a time
+    (:func:`~app.api.decoding.loads_in_chunks`), checks the pod's size before the depth of the
+    whole and checks both by walks in Python, where orjson would hold the GIL, and so stall the
+    event loop, for the whole body each time; a refused body is taken apart a container at a time
+    (:func:`~app.api.decoding.dismantle`) rather than freed in one C call.
+    """
+    doc = _load_object(body, type_name, chunked)
     try:
-        pod = parse_pod(raw_pod, "Pod") if pod_memo is None else pod_memo.parse(raw_pod, "Pod")
-        if raw_nodes is not None:
-            return ExtenderArgs(pod, _decode_node_list(raw_nodes, node_cache), None)
-        return ExtenderArgs(pod, None, _decode_names(raw_names))
+        fields = fold_keys(doc, keys)
+        raw_pod = _required_pod(fields, body)
+        deep = too_deep(doc) if chunked else None
+        if deep is not None:
+            raise WireError(f"{deep}: nested more than {MAX_DEPTH} levels deep")
+        return build(fields, raw_pod)
+    except WireError:
+        if chunked:
+            dismantle(doc)
+        raise
+
+
+def _load_object(body: bytes, type_name: str, chunked: bool) -> dict[str, Any]:
+    """The body as a JSON object; ``type_name`` (the Go type) is named when it is something else.
+    Its depth is checked here unless ``chunked`` (see :func:`_decode_object`)."""
+    try:
+        doc = loads_in_chunks(body) if chunked else loads_as_go(body)
+    except JsonSyntaxError as err:
+        raise WireError(f"request body is not valid JSON: {err}") from None
     except FieldError as err:
         raise WireError(str(err)) from None
-
-
-def _load_object(body: bytes, type_name: str) -> dict[str, Any]:
-    """The body as a JSON object; ``type_name`` (the Go type) is named when it is something else."""
-    try:
-        doc = orjson.loads(body)
-    except orjson.JSONDecodeError as err:
-        raise WireError(f"request body is not valid JSON: {err}") from None
     if not isinstance(doc, dict):
         raise WireError(f"request body: expected a JSON object ({type_name}), got {json_type_name(doc)}")
-    deep = json_too_deep(doc)
+    deep = None if chunked else json_too_deep(doc)
     if deep is not None:
         raise WireError(f"{deep}: nested more than {MAX_DEPTH} levels deep")
     return doc
@@ -192,12 +241,10 @@ def _required_pod(fields: Mapping[str, Any], body: bytes) -> dict[str, Any]:
         raise WireError("Pod: Required value: the pod to schedule is missing")
     if not isinstance(raw_pod, dict):
         raise WireError(f"Pod: expected an object (v1.Pod), got {json_type_name(raw_pod)}")
-    if len(body) > MAX_POD_BYTES:  # only then can the pod be larger; re-encoding it is C-fast
-        size = len(orjson.dumps(raw_pod))
-        if size > MAX_POD_BYTES:
-            raise WireError(
-                f"Pod: {size} bytes of JSON, more than kube-apiserver accepts for any object ({MAX_POD_BYTES})"
-            )
+    if len(body) > MAX_POD_BYTES and json_larger_than(raw_pod, MAX_POD_BYTES):
+        raise WireError(
+            f"Pod: more than {MAX_POD_BYTES} bytes of JSON, more than kube-apiserver accepts for any object"
+        )
     return raw_pod
 
 
@@ -205,6 +252,9 @@ def _decode_node_list(raw: Any, node_cache: NodeCache | None) -> list[Node]:
     if not isinstance(raw, dict):
         raise WireError(f"Nodes: expected an object (v1.NodeList), got {json_type_name(raw)}")
     fields = fold_keys(raw, _NODE_LIST_FIELDS)
+    meta = fields.get("metadata")
+    if meta is not None and not isinstance(meta, dict):
+        raise WireError(f"Nodes.metadata: expected an object (v1.ListMeta), got {json_type_name(meta)}")
     if "items" not in fields:
         raise WireError("Nodes.items: Required value: a v1.NodeList carries its nodes in items")
     items = fields["items"]
@@ -237,16 +287,20 @@ def encode_filter_result(result: FilterResult) -> bytes:
     Passing nodes are echoed as the input objects, unchanged, in a ``v1.NodeList``; empty failure
     maps are ``null`` (a nil Go map).
     """
-    nodes = None if result.nodes is None else {"metadata": {}, "items": [n.raw for n in result.nodes]}
-    return orjson.dumps(
+    rest = orjson.dumps(
         {
-            "Nodes": nodes,
             "NodeNames": result.node_names,
             "FailedNodes": result.failed or None,
             "FailedAndUnresolvableNodes": result.unresolvable or None,
             "Error": result.error,
         }
     )
+    if result.nodes is None:
+        return b'{"Nodes":null,' + rest[1:]
+    # One node at a time: echoing thousands of nodes in one orjson call would hold the GIL for as
+    # long as encoding all of them takes (0.1 s for 60 MiB), however the call is scheduled.
+    items = b",".join([orjson.dumps(node.raw) for node in result.nodes])
+    return b'{"Nodes":{"metadata":{},"items":[' + items + b"]}," + rest[1:]
 
 
 def encode_host_priorities(priorities: Sequence[HostPriority]) -> bytes:
@@ -285,13 +339,9 @@ def encode_error(message: str) -> bytes:
 # --- preempt: ExtenderPreemptionArgs / ExtenderPreemptionResult ---------------------------
 
 # Folded key -> Go field name, for ExtenderPreemptionArgs, Victims/MetaVictims and MetaPod.
-_PREEMPTION_ARGS_FIELDS = {
-    "pod": "Pod",
-    "nodenametovictims": "NodeNameToVictims",
-    "nodenametometavictims": "NodeNameToMetaVictims",
-}
-_VICTIMS_FIELDS = {"pods": "Pods", "numpdbviolations": "NumPDBViolations"}
-_META_POD_FIELDS = {"uid": "UID"}
+_PREEMPTION_ARGS_FIELDS = schema.folded_fields(schema.ExtenderPreemptionArgs)
+_VICTIMS_FIELDS = schema.folded_fields(schema.Victims)
+_META_POD_FIELDS = schema.folded_fields(schema.MetaPod)
 
 
 @dataclass(slots=True)
@@ -320,21 +370,28 @@ class PreemptionResult:
     error: str = ""
 
 
-def decode_preemption_args(body: bytes) -> PreemptionArgs:
-    """Decode an ``ExtenderPreemptionArgs`` body; raise :class:`WireError` naming the field."""
-    fields = fold_keys(_load_object(body, "ExtenderPreemptionArgs"), _PREEMPTION_ARGS_FIELDS)
-    raw_pod = _required_pod(fields, body)
-    raw_full = fields.get("NodeNameToVictims")
-    raw_meta = fields.get("NodeNameToMetaVictims")
-    if raw_full is None and raw_meta is None:
-        raise WireError("NodeNameToVictims, NodeNameToMetaVictims: Required value: one of them must be set")
-    try:
-        pod = parse_pod(raw_pod, "Pod")
-        if raw_full is not None:
-            return PreemptionArgs(pod, _decode_victims_map(raw_full, "NodeNameToVictims", full=True), True)
-        return PreemptionArgs(pod, _decode_victims_map(raw_meta, "NodeNameToMetaVictims", full=False), False)
-    except FieldError as err:
-        raise WireError(str(err)) from None
+def decode_preemption_args(body: bytes, *, chunked: bool = False) -> PreemptionArgs:
+    """Decode an ``ExtenderPreemptionArgs`` body; raise :class:`WireError` naming the field
+    (``chunked`` as for :func:`decode_args`)."""
+
+    def build(fields: Mapping[str, Any], raw_pod: dict[str, Any]) -> PreemptionArgs:
+        raw_full = fields.get("NodeNameToVictims")
+        raw_meta = fields.get("NodeNameToMetaVictims")
+        if raw_full is None and raw_meta is None:
+            raise WireError(f"{', '.join(_VICTIM_FORMS)}: Required value: one of them must be set")
+        try:
+            pod = parse_pod(raw_pod, "Pod")
+            if raw_full is not None:
+                return PreemptionArgs(
+                    pod, _decode_victims_map(raw_full, "NodeNameToVictims", full=True), True
+                )
+            return PreemptionArgs(
+                pod, _decode_victims_map(raw_meta, "NodeNameToMetaVictims", full=False), False
+            )
+        except FieldError as err:
+            raise WireError(str(err)) from None
+
+    return _decode_object(body, "ExtenderPreemptionArgs", _PREEMPTION_ARGS_FIELDS, chunked, build)
 
 
 def _decode_victims_map(raw: Any, name: str, *, full: bool) -> dict[str, NodeVictims]:

@@ -69,6 +69,25 @@ _PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
 _PROBES = ("/healthz", "/livez", "/readyz")
 
 
+def _install_json_document(app: FastAPI, path: str, summary: str, description: str, document: Any) -> None:
+    """``GET path`` answering ``document`` (encoded once), documented as a JSON object."""
+    body = orjson.dumps(document)
+
+    async def get_document() -> Response:
+        return Response(body, media_type=_JSON)
+
+    app.add_api_route(
+        path,
+        get_document,
+        methods=["GET"],
+        tags=["debug"],
+        summary=summary,
+        response_class=Response,
+        responses={200: {"description": description, "content": {_JSON: {"schema": {"type": "object"}}}}},
+        name=f"get_{path.strip('/')}",
+    )
+
+
 def create_component_app(
     *,
     config_dump: dict[str, Any],
@@ -108,17 +127,12 @@ def create_component_app(
             "readyz": {"ping": ping, "shutdown": shutdown, **(readyz_checks or {})},
         },
     )
-    configz_body = orjson.dumps(configz(config_dump))
-    version_body = orjson.dumps(version_info(version))
-
-    @app.get("/configz", tags=["debug"], summary="The effective configuration", response_class=Response)
-    async def get_configz() -> Response:
-        return Response(configz_body, media_type=_JSON)
-
-    @app.get("/version", tags=["debug"], summary="Version information", response_class=Response)
-    async def get_version() -> Response:
-        return Response(version_body, media_type=_JSON)
-
+    _install_json_document(
+        app, "/configz", "The effective configuration", '`{"componentconfig": ...}`', configz(config_dump)
+    )
+    _install_json_document(
+        app, "/version", "Version information", "A version.Info-like object.", version_info(version)
+    )
     _install_error_handlers(app)
     _instrument(app)
     return app
@@ -197,7 +211,18 @@ def _instrument(app: FastAPI) -> None:
         instrumentator.add(_http_instrumentation)
     instrumentator.instrument(app)
 
-    @app.get("/metrics", tags=["debug"], summary="Prometheus metrics", response_class=Response)
+    @app.get(
+        "/metrics",
+        tags=["debug"],
+        summary="Prometheus metrics",
+        response_class=Response,
+        responses={
+            200: {
+                "description": "Prometheus text format 0.0.4.",
+                "content": {"text/plain": {"schema": {"type": "string"}}},
+            }
+        },
+    )
     async def get_metrics() -> Response:
         # kube's text format: Go numbers (le="1"), stability markers, no _created series
         return Response(metrics.render(), media_type=_PROMETHEUS)

@@ -37,9 +37,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from fastapi import FastAPI
-from pydantic import BaseModel, ConfigDict, Field
 from starlette.types import Receive, Scope
 
+from app.extender import schema
 from app.extender.bind import (
     NO_CLUSTER_ERROR,
     Binder,
@@ -61,33 +61,6 @@ log = logging.getLogger(__name__)
 
 _JSON = "application/json"
 _VERB = "bind"
-
-
-class ExtenderBindingArgs(BaseModel):
-    """The /bind request (documentation only; keys match case-insensitively)."""
-
-    model_config = ConfigDict(populate_by_name=True)
-
-    pod_name: str = Field(alias="PodName")
-    pod_namespace: str = Field(alias="PodNamespace")
-    pod_uid: str = Field(
-        "", alias="PodUID", description="Checked as a precondition of the Binding when set (may be empty)."
-    )
-    node: str = Field(alias="Node")
-
-
-class ExtenderBindingResult(BaseModel):
-    """The /bind answer: an empty ``Error`` means bound."""
-
-    model_config = ConfigDict(populate_by_name=True)
-
-    error: str = Field(alias="Error")
-
-
-class _ErrorBody(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
-
-    error: str = Field(alias="Error")
 
 
 BIND_WORKERS = 8
@@ -243,15 +216,18 @@ def install_bind(
         "/bind",
         tags=["extender"],
         summary="Bind a pod to a node (creates the pods/binding subresource)",
-        response_model=ExtenderBindingResult,
+        response_model=schema.ExtenderBindingResult,
         responses={
-            400: {"model": _ErrorBody, "description": "The body is not a valid ExtenderBindingArgs."},
-            413: {"model": _ErrorBody, "description": "The body exceeds the size limit."},
+            400: {
+                "model": schema.ExtenderError,
+                "description": "The body is not a valid ExtenderBindingArgs.",
+            },
+            413: {"model": schema.ExtenderError, "description": "The body exceeds the size limit."},
         },
         openapi_extra={
             "requestBody": {
                 "required": True,
-                "content": {_JSON: {"schema": ExtenderBindingArgs.model_json_schema(by_alias=True)}},
+                "content": {_JSON: {"schema": schema.ExtenderBindingArgs.model_json_schema(by_alias=True)}},
             }
         },
         name="bind_verb",

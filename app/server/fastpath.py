@@ -225,7 +225,10 @@ class ExtenderApp(FastAPI):
         """``POST`` to an inline verb, unless the app is served under a root path."""
         if method != "POST" or self.root_path:
             return None
-        return self._direct.get(path)
+        route = self._direct.get(path)
+        if route is not None and route.verb.gate.offloaded:
+            return None  # a large call has the engine: wait for it through ASGI (EngineGate.inline)
+        return route
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST" and not self.root_path:
@@ -275,7 +278,7 @@ class DirectVerb:
         status, size = 500, 0
         try:
             try:
-                status, answer = self.verb.answer(body)
+                status, answer = self.verb.gate.now(self.verb.answer, body)
             except Exception:
                 error = encode_error(internal_error_message(scope))
                 respond(500, _json_headers(error), error)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from fastapi import FastAPI, Request, Response
 
@@ -98,12 +99,18 @@ def _run(check: Check) -> str | None:
         return f"check raised {type(err).__name__}: {err}"
 
 
+def _text(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"text/plain": {"schema": {"type": "string"}}}}
+
+
 def install_health(app: FastAPI, endpoints: Mapping[str, Mapping[str, Check]]) -> dict[str, HealthEndpoint]:
-    """Add ``GET /<name>`` and ``GET /<name>/<check>`` for each endpoint name and its checks."""
+    """Add ``GET /<name>`` and ``GET /<name>/<check>`` for each endpoint name and its checks,
+    documented with the answers they give (text/plain, as Kubernetes components answer probes)."""
     installed = {}
     for name, checks in endpoints.items():
         endpoint = HealthEndpoint(name, checks)
         installed[name] = endpoint
+        failed = _text("A check failed (the failing checks named; the reason is logged).")
         app.add_api_route(
             f"/{name}",
             _root_handler(endpoint),
@@ -111,6 +118,19 @@ def install_health(app: FastAPI, endpoints: Mapping[str, Mapping[str, Check]]) -
             tags=["health"],
             summary=f"{name}: run the {name} checks",
             response_class=Response,
+            responses={200: _text("`ok`, or with `?verbose` every check's line."), 500: failed},
+            openapi_extra={
+                "parameters": [
+                    {"name": "verbose", "in": "query", "required": False, "schema": {"type": "string"}},
+                    {
+                        "name": "exclude",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "array", "items": {"type": "string"}},
+                        "description": "Checks to skip.",
+                    },
+                ]
+            },
         )
         app.add_api_route(
             f"/{name}/{{check}}",
@@ -119,6 +139,21 @@ def install_health(app: FastAPI, endpoints: Mapping[str, Mapping[str, Check]]) -
             tags=["health"],
             summary=f"{name}: run one {name} check",
             response_class=Response,
+            responses={
+                200: _text("`ok`"),
+                404: _text("No such check: `404 page not found`, as Go's http.NotFound answers."),
+                500: _text("The check failed, with its reason."),
+            },
+            openapi_extra={
+                "parameters": [
+                    {
+                        "name": "check",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string", "enum": list(checks)},
+                    }
+                ]
+            },
         )
     return installed
 
@@ -132,9 +167,11 @@ def _root_handler(endpoint: HealthEndpoint) -> Callable[[Request], Awaitable[Res
     return handler
 
 
-def _one_handler(endpoint: HealthEndpoint) -> Callable[[str], Awaitable[Response]]:
-    async def handler(check: str) -> Response:
-        return endpoint.one(check)
+def _one_handler(endpoint: HealthEndpoint) -> Callable[[Request], Awaitable[Response]]:
+    # The check is read from the path, not declared as a FastAPI parameter: an unknown one is kube's
+    # 404, never a validation error (the document lists the checks as the parameter's values).
+    async def handler(request: Request) -> Response:
+        return endpoint.one(str(request.path_params["check"]))
 
     handler.__name__ = f"{endpoint.name}_check"
     return handler

@@ -12,12 +12,18 @@ Status codes (kube-scheduler reads the body of an HTTP 200 only):
 
 The engine is CPU-bound and not thread-safe, so the handlers are ``async`` and run it inline on
 the event loop: no threadpool hop, and requests are served one at a time. A body over
-:data:`OFF_LOOP_BYTES` (a Nodes-mode request for thousands of nodes; the cap is 64 MiB) is decoded
-in a worker thread instead, without the shared node cache and pod memo, so that decoding it does
-not stall every other client and nothing of it outlives the request; once it is answered, freed
-memory is handed back to the operating system (glibc's ``malloc_trim``), which Python's allocator
-would otherwise keep. The pod itself is bounded (:data:`~app.extender.wire.MAX_POD_BYTES`), which
-bounds the evaluation.
+:data:`OFF_LOOP_BYTES` (a Nodes-mode request for thousands of nodes; the cap is 64 MiB) is handled
+in worker threads instead, so that it does not stall every other client (probes, /bind, /metrics):
+
+- it is decoded a chunk at a time (:func:`~app.api.decoding.loads_in_chunks`; orjson would hold the
+  GIL for the whole body), without the shared node cache and pod memo, so nothing of it outlives
+  the request, and with the cyclic garbage collector paused (its millions of new containers would
+  make every collection walk them all);
+- it is evaluated and answered in a worker thread while the :class:`EngineGate` keeps the engine
+  to that thread: other verb calls wait for it (as they wait for each other on the loop), while
+  everything else on the loop goes on;
+- its objects are freed there, a slice at a time, and freed memory is handed back to the operating
+  system (glibc's ``malloc_trim``), which Python's allocator would otherwise keep.
 
 Each verb is a :class:`Verb` working on the raw ASGI scope and ``receive``: ``berth serve`` reaches
 it through the fast path of :mod:`app.server.fastpath` (no routing, middleware or ``Request``
@@ -27,17 +33,20 @@ objects per call); the FastAPI routes installed here run the same object and doc
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import ctypes.util
 import gc
 import logging
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from fastapi import FastAPI, Request, Response
 from prometheus_client import Counter
 from starlette.types import Receive, Scope
 
+from app.api.decoding import dismantle
 from app.api.objects import Pod
 from app.extender import preempt, schema
 from app.extender.service import ExtenderService
@@ -59,6 +68,7 @@ from app.server.body import BodyError, read_body
 __all__ = [
     "OFF_LOOP_BYTES",
     "REQUESTS",
+    "EngineGate",
     "EngineVerb",
     "InlineVerb",
     "Verb",
@@ -104,18 +114,86 @@ release_memory = _malloc_trim()
 """Return the C heap's free memory to the operating system."""
 
 
-def _without_gc(decode: Callable[..., T], *args: Any) -> T:
-    """``decode(*args)`` with the cyclic collector paused: decoding a large body creates millions of
-    containers, and each collection they trigger walks all of them (a 34 MiB pod of 500,000 node
-    selector terms decoded in 11 s instead of 2). What is decoded holds no cycles; nothing leaks.
-    orjson holds the GIL while it decodes, so this is also the time the event loop waits."""
-    enabled = gc.isenabled()
-    gc.disable()
+_gc_pauses = 0
+_gc_pauses_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic collector paused while a large body is decoded, evaluated and freed: it creates
+    millions of containers, and each collection they trigger walks all of them (a 34 MiB pod of
+    500,000 node selector terms decoded in 11 s instead of 2), on whichever thread allocates, the
+    event loop's included. What is decoded holds no cycles; nothing leaks. Nested and concurrent
+    pauses count: the collector runs again when the last one ends (if it ran before the first)."""
+    global _gc_pauses, _gc_was_enabled
+    with _gc_pauses_lock:
+        if _gc_pauses == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
     try:
-        return decode(*args)
+        yield
     finally:
-        if enabled:
-            gc.enable()
+        with _gc_pauses_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_was_enabled:
+                gc.enable()
+
+
+_gc_was_enabled = True
+
+
+class EngineGate:
+    """Which thread may use the engine now: the event loop (inline, the rule) or, while a large
+    request is evaluated, that request's worker thread, and nothing else.
+
+    The verbs' small calls run inline as long as no worker holds the engine, and otherwise wait
+    their turn (:meth:`inline`); a large call takes the engine to a worker thread (:meth:`offload`).
+    ``offloaded`` is only changed on the event loop, so code there can test it without a lock.
+    """
+
+    def __init__(self) -> None:
+        self.offloaded = False
+        """A worker thread has (or is about to have) the engine."""
+        self._turns = asyncio.Lock()
+        self._engine = threading.Lock()
+
+    async def inline(self, call: Callable[..., T], *args: Any) -> T:
+        """``call(*args)`` on the event loop, once no worker has the engine."""
+        if self.offloaded or self._turns.locked():
+            async with self._turns:
+                return call(*args)
+        return call(*args)
+
+    async def offload(self, call: Callable[..., T], *args: Any) -> T:
+        """``call(*args)`` in a worker thread, with the engine to itself."""
+        async with self._turns:
+            self.offloaded = True
+            try:
+                return await asyncio.to_thread(self._holding, call, *args)
+            finally:
+                self.offloaded = False
+
+    def now(self, call: Callable[..., T], *args: Any) -> T:
+        """``call(*args)`` on the event loop at once (a direct answer cannot wait): normally inline;
+        in the rare case that a large call took the engine between this request's headers and the
+        end of its body, the loop blocks until that call is done."""
+        if not self.offloaded:
+            return call(*args)
+        return self._holding(call, *args)
+
+    def if_idle(self, call: Callable[[], None]) -> Callable[[], None]:
+        """``call`` made optional: skipped while a worker has the engine (for work done ahead)."""
+
+        def run() -> None:
+            if not self.offloaded:
+                call()
+
+        return run
+
+    def _holding(self, call: Callable[..., T], *args: Any) -> T:
+        with self._engine:
+            return call(*args)
 
 
 def request_counters(verb: str) -> dict[str, Any]:
@@ -182,6 +260,8 @@ class InlineVerb(Verb, Protocol):
 
     limit: int
     """The largest body accepted (413 above)."""
+    gate: EngineGate
+    """Who has the engine now (a direct answer runs through :meth:`EngineGate.now`)."""
 
     def answer(self, body: bytes) -> tuple[int, bytes]:
         """Decode and run one call whose whole body is ``body``: ``(HTTP status, response body)``."""
@@ -234,41 +314,59 @@ class EngineVerb(Generic[A]):
         limit: int,
         then: Callable[[], None] | None = None,
         decode_alone: Callable[[bytes], A] | None = None,
+        gate: EngineGate | None = None,
     ) -> None:
         """``crashed`` builds the 200 answer for an unexpected exception of ``run``; ``decode_alone``
         decodes without shared state, in a worker thread, the bodies over :data:`OFF_LOOP_BYTES`
-        (default: ``decode``, which must then be thread-safe)."""
+        (default: ``decode``, which must then be thread-safe); ``gate`` is shared by every verb of
+        one engine."""
         self.name = name
         self.decode = decode
         self.decode_alone = decode_alone or decode
         self.run = run
         self.crashed = crashed
         self.limit = limit
-        self.then = then
+        self.gate = gate or EngineGate()
+        self.then = None if then is None else self.gate.if_idle(then)
         self._counted = request_counters(name)
 
     async def handle(self, scope: Scope, receive: Receive) -> tuple[int, bytes]:
-        """Read the body, then :meth:`answer`."""
+        """Read the body, then :meth:`answer` it on the loop, or off it for a large body."""
         body = await read_or_refuse(scope, receive, self.limit, self._counted)
         if isinstance(body, tuple):
             return body
         if len(body) <= OFF_LOOP_BYTES:
-            return self.answer(body)
-        loop = asyncio.get_running_loop()
-        args = await asyncio.to_thread(_without_gc, decode_or_refuse, body, self.decode_alone, self._counted)
-        del body
-        try:
-            return args if isinstance(args, tuple) else self._run(args)
-        finally:
+            return await self.gate.inline(self.answer, body)
+        with gc_paused():
+            args = await asyncio.to_thread(self._decode_large, body)
+            del body
+            if isinstance(args, tuple):
+                return args
+            held = [args]  # handed over, so that the worker thread frees the last reference
             del args
-            loop.call_soon(release_memory)  # after this request's objects are gone
+            return await self.gate.offload(self._run_then_free, held)
 
     def answer(self, body: bytes) -> tuple[int, bytes]:
-        """Decode and run one verb call."""
+        """Decode and run one verb call (on the event loop)."""
         args = decode_or_refuse(body, self.decode, self._counted)
         if isinstance(args, tuple):
             return args
         return self._run(args)
+
+    def _decode_large(self, body: bytes) -> A | tuple[int, bytes]:
+        args = decode_or_refuse(body, self.decode_alone, self._counted)
+        if isinstance(args, tuple):
+            release_memory()  # what the refused body's objects took
+        return args
+
+    def _run_then_free(self, held: list[A]) -> tuple[int, bytes]:
+        args = held.pop()
+        try:
+            return self._run(args)
+        finally:
+            dismantle(getattr(args, "nodes", None))
+            del args
+            release_memory()
 
     def _run(self, args: A) -> tuple[int, bytes]:
         verb = self.name
@@ -287,12 +385,19 @@ class EngineVerb(Generic[A]):
 
 
 def engine_verbs(service: ExtenderService, max_request_bytes: int) -> list[EngineVerb[Any]]:
-    """/filter, /prioritize and /preempt over ``service``."""
+    """/filter, /prioritize and /preempt over ``service``, sharing one :class:`EngineGate`."""
     node_cache = NodeCache()
     pod_memo = PodMemo()
+    gate = EngineGate()
 
     def decode(body: bytes) -> ExtenderArgs:
         return decode_args(body, node_cache, pod_memo)
+
+    def decode_alone(body: bytes) -> ExtenderArgs:
+        return decode_args(body, chunked=True)
+
+    def decode_preemption_alone(body: bytes) -> PreemptionArgs:
+        return decode_preemption_args(body, chunked=True)
 
     def filter_crashed(_: ExtenderArgs, error: str) -> bytes:
         return encode_filter_result(FilterResult(error=error))
@@ -316,12 +421,35 @@ def engine_verbs(service: ExtenderService, max_request_bytes: int) -> list[Engin
 
     return [
         EngineVerb(
-            "filter", decode, run_filter, filter_crashed, max_request_bytes, service.speculate, decode_args
+            "filter",
+            decode,
+            run_filter,
+            filter_crashed,
+            max_request_bytes,
+            service.speculate,
+            decode_alone,
+            gate,
         ),
         EngineVerb(
-            "prioritize", decode, run_prioritize, prioritize_crashed, max_request_bytes, None, decode_args
+            "prioritize",
+            decode,
+            run_prioritize,
+            prioritize_crashed,
+            max_request_bytes,
+            None,
+            decode_alone,
+            gate,
         ),
-        EngineVerb("preempt", decode_preemption_args, run_preempt, preempt_crashed, max_request_bytes),
+        EngineVerb(
+            "preempt",
+            decode_preemption_args,
+            run_preempt,
+            preempt_crashed,
+            max_request_bytes,
+            None,
+            decode_preemption_alone,
+            gate,
+        ),
     ]
 
 

@@ -333,6 +333,27 @@ def test_berth_and_a_stock_kube_scheduler_side_by_side(
         cluster.cleanup()
 
 
+def _disrupted_setup(
+    cp: LocalControlPlane, workdir: Path, namespace: str, lease: float, renew: float
+) -> tuple[Any, client.CoreV1Api, Cluster, BerthScheduler]:
+    """A namespace with two 8-CPU nodes and a ``berth-<namespace>`` scheduler (not started) on ``cp``,
+    whose lease outlives the disruption to come (losing it ends the process by design, as
+    kube-scheduler's does): the API client, its core API, the cluster and the scheduler."""
+    api = config.new_client_from_config(config_file=str(cp.kubeconfig))
+    core = client.CoreV1Api(api)
+    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
+    cluster = Cluster(api, namespace)
+    cluster.create_node("a", cpu="8")
+    cluster.create_node("b", cpu="8")
+    name = f"berth-{namespace}"
+    return (
+        api,
+        core,
+        cluster,
+        _scheduler(cp, workdir, namespace, name, name, lease=lease, renew=renew, retry=1),
+    )
+
+
 @pytest.fixture
 def own_control_plane() -> Iterator[LocalControlPlane]:
     """A control plane of this test's own: restarting its API server disturbs no other test."""
@@ -346,15 +367,8 @@ def test_api_server_restart_mid_run_loses_no_pod(
     berth keeps running (same process, still leader), resumes its watches or relists, and binds
     every pod: those from before, those created just before the stop, those created after."""
     cp = own_control_plane
-    api = config.new_client_from_config(config_file=str(cp.kubeconfig))
     namespace = "restart"
-    core = client.CoreV1Api(api)
-    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
-    cluster = Cluster(api, namespace)
-    cluster.create_node("a", cpu="8")
-    cluster.create_node("b", cpu="8")
-    # A lease that outlives the restart: losing it ends the process by design (kube-scheduler does too).
-    berth = _scheduler(cp, tmp_path, namespace, "berth-restart", "berth-restart", lease=60, renew=45, retry=1)
+    api, core, cluster, berth = _disrupted_setup(cp, tmp_path, namespace, lease=60, renew=45)
     try:
         berth.start()
         pid = berth.popen.pid if berth.popen else 0
