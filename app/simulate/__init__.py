@@ -10,6 +10,7 @@ from app.config.types import SchedulerConfiguration
 from app.framework.registry import Registry
 from app.kube.extender import build_extenders
 from app.scheduler.scheduler import Engine
+from app.simulate.hints import RecordExplainer
 from app.simulate.inputs import STDIN, adopt_unserved_pods, new_seed, read_state
 from app.simulate.report import (
     OUTPUT_FORMATS,
@@ -95,6 +96,7 @@ def simulate(
         state = adopt_unserved_pods(state, cfg)
     seed = new_seed() if seed is None else seed
     engine = new_engine(state, cfg, registry, seed)
-    result = run_simulation(state, engine)
+    # Details, weights and verified hints are worked out as the run goes (app/simulate/hints.py).
+    result = run_simulation(state, engine, RecordExplainer(state, cfg, registry, seed))
     nodes = node_utilization(engine, state.nodes)
     return format_result(result, output, seed, nodes), [*state.warnings, *result.warnings]
