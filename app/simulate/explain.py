@@ -164,8 +164,13 @@ def spread_details(
             skew = counts.get(value, 0) + self_match - minimum
             if skew <= constraint.max_skew:
                 continue
-            at_min = sorted(v for v, n in counts.items() if n == minimum)
-            where = f" ({', '.join(at_min[:3])}{', …' if len(at_min) > 3 else ''})" if at_min else ""
+            if len(counts) < constraint.min_domains:
+                where = (
+                    f" (only {len(counts)} eligible domains, fewer than minDomains {constraint.min_domains})"
+                )
+            else:
+                at_min = sorted(v for v, n in counts.items() if n == minimum)
+                where = f" ({', '.join(at_min[:3])}{', …' if len(at_min) > 3 else ''})"
             out.append(
                 f"topology spread on {key}: {value} has {counts.get(value, 0)} matching pods"
                 f"{' + this one' if self_match else ''}, the minimum is {minimum}{where}: "

@@ -182,15 +182,14 @@ class HintFinder:
         fwk = engine.framework_for(pod)
         if fwk is None:
             return []
-        nodes = self._nodes()
-        if only is not None:
-            wanted = set(only)
-            nodes = [n for n in nodes if n.name in wanted]
         try:
-            outcome, _ = engine.filter_nodes(fwk, pod, nodes)
+            # Every node, even to check a few: PreFilter counts (topology spread, inter-pod affinity)
+            # over the nodes it is given, and the attempt counted over all of them.
+            outcome, _ = engine.filter_nodes(fwk, pod, self._nodes())
         except SchedulingError:
             return []
-        return [n.name for n in outcome.feasible]
+        wanted = set(only) if only is not None else None
+        return [n.name for n in outcome.feasible if wanted is None or n.name in wanted]
 
     @contextmanager
     def _nodes_changed(self, nodes: Sequence[Node]) -> Iterator[None]:
@@ -385,7 +384,7 @@ class HintFinder:
                 fits = self._fits(pod, [n.name for n in nodes])
             if fits:
                 said = ", ".join(f"{k}={v}" for k, v in wanted)
-                summary = f"add label {said} to node(s) {_names(fits)}: fits there"
+                summary = f"label node(s) {_names(fits)} with {said}: fits there"
                 hints.append(Hint("label-nodes", summary, {"labels": dict(wanted), "nodes": fits}, fits))
         return hints
 
