@@ -97,6 +97,7 @@ def simulate(
     seed = new_seed() if seed is None else seed
     engine = new_engine(state, cfg, registry, seed)
     # Details, weights and verified hints are worked out as the run goes (app/simulate/hints.py).
-    result = run_simulation(state, engine, RecordExplainer(state, cfg, registry, seed))
+    explainer = RecordExplainer(state, cfg, registry, seed, with_details=output != "table")
+    result = run_simulation(state, engine, explainer)
     nodes = node_utilization(engine, state.nodes)
     return format_result(result, output, seed, nodes), [*state.warnings, *result.warnings]

@@ -18,7 +18,7 @@ from app.api.selectors import NodeSelectorTerm, Requirement
 from app.framework.runtime import Framework
 from app.framework.status import Status
 from app.framework.types import NodeInfo
-from app.plugins.noderesources.fit import compute_pod_resource_request, fits_request
+from app.plugins.noderesources.fit import PreFilterState, compute_pod_resource_request, fits_request
 
 __all__ = [
     "describe_requirement",
@@ -50,9 +50,15 @@ def readable_amount(resource: str, amount: int) -> str:
     return str(amount)
 
 
-def _resources(pod: Pod, info: NodeInfo) -> list[str]:
+def resource_details(pod: Pod) -> Callable[[Pod, NodeInfo], list[str]]:
+    """Per-node NodeResourcesFit details, the pod's request worked out once."""
+    request = compute_pod_resource_request(pod)
+    return lambda pod, info: _resources(request, info)
+
+
+def _resources(request: PreFilterState, info: NodeInfo) -> list[str]:
     details = []
-    for lack in fits_request(compute_pod_resource_request(pod), info):
+    for lack in fits_request(request, info):
         name = lack.resource_name
         if name == "pods":
             details.append(f"{lack.reason}: {lack.used} of {lack.capacity} pods on the node")
@@ -182,7 +188,6 @@ def spread_details(
 
 
 _EXPLAINERS: dict[str, Callable[[Pod, NodeInfo], list[str]]] = {
-    "NodeResourcesFit": _resources,
     "NodePorts": _ports,
     "TaintToleration": _taints,
     "NodeUnschedulable": _unschedulable,
@@ -198,16 +203,23 @@ def filter_details(
     ``nodes`` is the snapshot the attempt filtered (every node, so spread counts cover the cluster).
     """
     by_name = {info.name: info for info in nodes}
-    spread: Callable[[Pod, NodeInfo], list[str]] | None = None
+    # Explainers that work something out for the pod first, made for the first node that needs them.
+    per_pod: dict[str, Callable[[Pod, NodeInfo], list[str]]] = {}
+    makers: dict[str, Callable[[], Callable[[Pod, NodeInfo], list[str]]]] = {
+        "NodeResourcesFit": lambda: resource_details(pod),
+        "PodTopologySpread": lambda: spread_details(fwk, pod, nodes),
+    }
     out: dict[str, list[str]] = {}
     for name, status in failed.items():
         info = by_name.get(name)
-        if info is None or info.node is None or status.plugin is None:
+        plugin = status.plugin
+        if info is None or info.node is None or plugin is None:
             continue
-        explain = _EXPLAINERS.get(status.plugin)
-        if status.plugin == "PodTopologySpread":
-            spread = spread or spread_details(fwk, pod, nodes)
-            explain = spread
+        explain = _EXPLAINERS.get(plugin)
+        if plugin in makers:
+            explain = per_pod.get(plugin)
+            if explain is None:
+                explain = per_pod[plugin] = makers[plugin]()
         if explain is not None:
             details = explain(pod, info)
             if details:

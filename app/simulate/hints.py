@@ -4,14 +4,18 @@ For a pod the run could not place, :class:`HintFinder` proposes changes read off
 (tolerate a taint, lower a request, label nodes, drop a node-affinity requirement, relax a spread
 constraint, evict lower-priority pods, add a node like an existing one), applies each to a copy of
 the cluster as the pod's attempt saw it, and runs the pod's PreFilter and Filter plugins on every node
-again. Only changes after which the pod passes some node are kept, with the nodes it then fits on.
+again: PreFilter on every node (spread and inter-pod affinity count over the nodes they are given),
+Filter on the nodes the change is about (those that carry the taint, failed the affinity, lacked the
+resource...). Only changes after which the pod passes some of them are kept, with those nodes.
 
 The copy is a second engine (its own cache, random generator and nominator) kept in step with the
 run: every pod the run places is added to it, every victim removed, so the run itself is never
 touched (hints change no decision, not even a tie-break). A change to the cluster (a label, an
 evicted pod, a new node) is applied to the copy for one check and undone after it. Verification
 filters only: it does not score, reserve or bind, nor call extenders. Each pod gets at most
-:data:`MAX_CANDIDATES_PER_KIND` checks per kind of change.
+:data:`MAX_CANDIDATES_PER_KIND` checks per kind of change, and a pod of the same shape as one already
+answered (same namespace, labels, priority and spec: the replicas of one workload) on an unchanged
+cluster gets the same hints without new checks.
 """
 
 from __future__ import annotations
@@ -25,14 +29,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from app.api.objects import Node, Pod, parse_node, parse_pod
+import orjson
+
+from app.api.objects import Node, Pod, parse_pod
 from app.config.types import SchedulerConfiguration
 from app.framework.registry import Registry
 from app.framework.runtime import Framework
 from app.framework.status import Code, Status
 from app.framework.types import NodeInfo
 from app.plugins.noderesources.fit import compute_pod_resource_request, fits_request
-from app.scheduler.algorithm import SchedulingError
 from app.scheduler.scheduler import Engine
 from app.simulate.explain import (
     describe_requirement,
@@ -58,6 +63,8 @@ HINT_KINDS = (
 )
 #: How many changes of one kind are checked per pod (each check filters every node once).
 MAX_CANDIDATES_PER_KIND = 4
+#: Nodes a label-nodes hint labels at most (the first failing ones, in the order of the filter map).
+MAX_LABELLED_NODES = 8
 #: Nodes a hint lists by name in its summary line; the rest are counted.
 _NAMED_NODES = 3
 _HOSTNAME = "kubernetes.io/hostname"
@@ -112,13 +119,16 @@ def _respec(pod: Pod, edit: Callable[[dict[str, Any]], None]) -> Pod:
 
 
 def _relabelled(node: Node, labels: Mapping[str, str], name: str | None = None) -> Node:
-    raw = copy.deepcopy(dict(node.raw))
-    meta = raw.setdefault("metadata", {})
+    """``node`` with ``labels`` added (and renamed, for a new node like it); its manifest follows."""
+    meta = dict(node.raw.get("metadata") or {})
+    merged = {**node.labels, **labels}
+    meta["labels"] = merged
+    changes: dict[str, Any] = {"labels": merged}
     if name is not None:
         meta["name"] = name
-        meta["uid"] = f"{node.uid or node.name}-copy"
-    meta["labels"] = {**meta.get("labels", {}), **labels}
-    return parse_node(raw)
+        meta["uid"] = changes["uid"] = f"{node.uid or node.name}-copy"
+        changes["name"] = name
+    return dataclasses.replace(node, raw={**node.raw, "metadata": meta}, **changes)
 
 
 class HintFinder:
@@ -134,6 +144,9 @@ class HintFinder:
         self._engine: Engine | None = None
         # The run's changes to the cluster so far (pod, added?), replayed when the copy is built.
         self._log: list[tuple[Pod, bool]] = []
+        # Hints by pod shape while the cluster does not change: the replicas of one workload that fail in
+        # a row get the same hints without checking them again (the same pod on the same cluster).
+        self._known: dict[bytes, list[Hint]] = {}
 
     # --- keeping the copy in step ------------------------------------------------------------
 
@@ -143,6 +156,8 @@ class HintFinder:
         attempt = record.attempt
         if record.status == "Scheduled" and attempt is not None and attempt.assumed is not None:
             changes.append((attempt.assumed, True))
+        if changes:
+            self._known.clear()
         if self._engine is None:
             self._log.extend(changes)
             return
@@ -176,20 +191,26 @@ class HintFinder:
         engine.cache.update_snapshot(engine.algorithm.snapshot)
         return engine.algorithm.snapshot.list()
 
-    def _fits(self, pod: Pod, only: Sequence[str] | None = None) -> list[str]:
-        """The nodes (of ``only``, else all) whose filters pass ``pod`` on the copy as it is now."""
+    def _fits(self, pod: Pod, only: Sequence[str]) -> list[str]:
+        """The nodes of ``only`` whose filters pass ``pod`` on the copy as it is now.
+
+        PreFilter sees every node (topology spread and inter-pod affinity count over the nodes they are
+        given, as in the attempt); Filter runs on ``only``, the nodes the change is about.
+        """
         engine = self._copy()
         fwk = engine.framework_for(pod)
         if fwk is None:
             return []
-        try:
-            # Every node, even to check a few: PreFilter counts (topology spread, inter-pod affinity)
-            # over the nodes it is given, and the attempt counted over all of them.
-            outcome, _ = engine.filter_nodes(fwk, pod, self._nodes())
-        except SchedulingError:
+        nodes = self._nodes()
+        state = engine.new_cycle_state()
+        pre_result, status, _ = fwk.run_pre_filter_plugins(state, pod, nodes)
+        if status is not None and not status.is_success():
             return []
-        wanted = set(only) if only is not None else None
-        return [n.name for n in outcome.feasible if wanted is None or n.name in wanted]
+        allowed = pre_result.node_names if pre_result is not None else None
+        wanted = set(only)
+        candidates = [n for n in nodes if n.name in wanted and (allowed is None or n.name in allowed)]
+        feasible, _ = fwk.run_filter_plugins_all(state, pod, candidates, fwk.active_filters(state))
+        return [n.name for n in feasible]
 
     @contextmanager
     def _nodes_changed(self, nodes: Sequence[Node]) -> Iterator[None]:
@@ -228,6 +249,10 @@ class HintFinder:
         fwk = self._copy().framework_for(pod)
         if fwk is None:
             return []
+        shape = _shape(pod)
+        known = self._known.get(shape)
+        if known is not None:
+            return [dataclasses.replace(h) for h in known]
         failed = record.filter
         hints: list[Hint] = []
         for finder in (
@@ -240,6 +265,7 @@ class HintFinder:
             self._add_nodes,
         ):
             hints.extend(finder(pod, failed, fwk))
+        self._known[shape] = hints
         return hints
 
     def _failing(self, failed: Mapping[str, Status], plugin: str) -> list[str]:
@@ -247,6 +273,7 @@ class HintFinder:
 
     def _tolerate_taint(self, pod: Pod, failed: Mapping[str, Status], fwk: Framework) -> list[Hint]:
         taints: dict[str, Any] = {}
+        tainted: dict[str, list[str]] = {}  # taint -> the failing nodes that carry it
         for name in self._failing(failed, "TaintToleration"):
             node = self._copy().cache.get_node(name)
             if node is None:
@@ -254,13 +281,14 @@ class HintFinder:
             for taint in node.taints:
                 if str(taint) in untolerated_taints(pod, node):
                     taints.setdefault(str(taint), taint)
+                    tainted.setdefault(str(taint), []).append(name)
         hints = []
         for text, taint in list(taints.items())[:MAX_CANDIDATES_PER_KIND]:
             toleration = {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect}
             if not taint.value:
                 toleration = {"key": taint.key, "operator": "Exists", "effect": taint.effect}
             changed = _respec(pod, functools.partial(_add_toleration, toleration=toleration))
-            fits = self._fits(changed)
+            fits = self._fits(changed, tainted[text])
             if fits:
                 hints.append(
                     Hint(
@@ -273,7 +301,8 @@ class HintFinder:
         return hints
 
     def _drop_affinity(self, pod: Pod, failed: Mapping[str, Status], fwk: Framework) -> list[Hint]:
-        if not self._failing(failed, "NodeAffinity"):
+        unmatched = self._failing(failed, "NodeAffinity")
+        if not unmatched:
             return []
         candidates: list[tuple[str, dict[str, Any], Callable[[dict[str, Any]], None]]] = []
         for key, value in sorted(pod.node_selector.items()):
@@ -301,13 +330,14 @@ class HintFinder:
                 candidates.append((text, {"term": i + 1, "requirement": said}, edit))
         hints = []
         for text, change, edit_spec in candidates[:MAX_CANDIDATES_PER_KIND]:
-            fits = self._fits(_respec(pod, edit_spec))
+            fits = self._fits(_respec(pod, edit_spec), unmatched)
             if fits:
                 hints.append(Hint("drop-node-affinity-term", f"{text}: fits on {_names(fits)}", change, fits))
         return hints
 
     def _relax_spread(self, pod: Pod, failed: Mapping[str, Status], fwk: Framework) -> list[Hint]:
-        if not self._failing(failed, "PodTopologySpread"):
+        skewed = self._failing(failed, "PodTopologySpread")
+        if not skewed:
             return []
         hints = []
         for i, constraint in enumerate(pod.topology_spread_constraints):
@@ -318,7 +348,7 @@ class HintFinder:
             # The smallest maxSkew that lets the pod in, tried upwards; then ScheduleAnyway.
             for skew in range(constraint.max_skew + 1, constraint.max_skew + MAX_CANDIDATES_PER_KIND):
                 tighter = functools.partial(_set_spread, index=i, key="maxSkew", value=skew)
-                fits = self._fits(_respec(pod, tighter))
+                fits = self._fits(_respec(pod, tighter), skewed)
                 if fits:
                     summary = f"relax topology spread on {key} to maxSkew {skew}: fits on {_names(fits)}"
                     hints.append(Hint("relax-spread", summary, {"constraint": i + 1, "maxSkew": skew}, fits))
@@ -329,7 +359,7 @@ class HintFinder:
             anyway = _respec(
                 pod, functools.partial(_set_spread, index=i, key="whenUnsatisfiable", value="ScheduleAnyway")
             )
-            fits = self._fits(anyway)
+            fits = self._fits(anyway, skewed)
             if fits:
                 summary = f"make topology spread on {key} ScheduleAnyway: fits on {_names(fits)}"
                 change = {"constraint": i + 1, "whenUnsatisfiable": "ScheduleAnyway"}
@@ -342,7 +372,8 @@ class HintFinder:
         free: dict[str, list[int]] = {}
         totals: dict[str, int] = {}  # the pod's request of each, in the cache's units
         nodes = {n.name: n for n in self._nodes()}
-        for name in self._failing(failed, "NodeResourcesFit"):
+        short = self._failing(failed, "NodeResourcesFit")
+        for name in short:
             info = nodes.get(name)
             if info is None:
                 continue
@@ -357,7 +388,7 @@ class HintFinder:
                 changed = _lowered(pod, resource, total - amount)
                 if changed is None:
                     break
-                fits = self._fits(changed)
+                fits = self._fits(changed, short)
                 if fits:
                     to, was = readable_amount(resource, amount), readable_amount(resource, total)
                     summary = f"lower the {resource} request to {to} (from {was}): fits on {_names(fits)}"
@@ -376,7 +407,9 @@ class HintFinder:
             node = self._copy().cache.get_node(name)
             labels = _labels_needed(pod, node) if node is not None else None
             if node is not None and labels:
-                groups.setdefault(tuple(sorted(labels.items())), []).append(node)
+                group = groups.setdefault(tuple(sorted(labels.items())), [])
+                if len(group) < MAX_LABELLED_NODES:
+                    group.append(node)
         hints = []
         for wanted, nodes in sorted(groups.items(), key=lambda g: -len(g[1]))[:MAX_CANDIDATES_PER_KIND]:
             relabelled = [_relabelled(n, dict(wanted)) for n in nodes]
@@ -439,6 +472,14 @@ class HintFinder:
                 summary = f"add 1 node like {like.name}: fits on the new node"
                 return [Hint("add-nodes", summary, {"like": like.name, "count": 1, "name": name}, fits)]
         return []
+
+
+def _shape(pod: Pod) -> bytes:
+    """What the scheduler sees of a pod but its name: pods of one shape get the same answers."""
+    spec = pod.raw.get("spec") or {}
+    return orjson.dumps(
+        [pod.namespace, pod.labels, pod.priority, pod.preemption_policy, spec], option=orjson.OPT_SORT_KEYS
+    )
 
 
 def _add_toleration(spec: dict[str, Any], toleration: dict[str, str]) -> None:
@@ -551,15 +592,18 @@ class RecordExplainer:
         registry: Registry,
         seed: int | None,
         with_hints: bool = True,
+        with_details: bool = True,
     ) -> None:
+        """``with_details`` False leaves ``details`` empty (the table does not show them)."""
         self.hints = HintFinder(state, cfg, registry, seed) if with_hints else None
+        self.with_details = with_details
 
     def __call__(self, record: PodRecord, engine: Engine) -> None:
         """Explain ``record`` from ``engine`` as its attempt left it (read only)."""
         fwk = engine.framework_for(record.pod)
         if fwk is not None and record.attempt is not None:
             record.weights = score_weights(fwk)
-            if record.filter:
+            if record.filter and self.with_details:
                 nodes = engine.algorithm.snapshot.list()
                 record.details = filter_details(fwk, record.pod, record.filter, nodes)
         if self.hints is not None:
