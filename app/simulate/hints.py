@@ -31,6 +31,7 @@ from typing import Any
 
 import orjson
 
+from app import logs
 from app.api.objects import Node, Pod, parse_pod
 from app.config.types import SchedulerConfiguration
 from app.framework.registry import Registry
@@ -264,7 +265,10 @@ class HintFinder:
             self._preempt,
             self._add_nodes,
         ):
-            hints.extend(finder(pod, failed, fwk))
+            try:
+                hints.extend(finder(pod, failed, fwk))
+            except Exception as err:  # a change the pod's manifest cannot take costs that hint, not the run
+                logs.info("Skipping a kind of hint", 2, pod=pod.key, hint=finder.__name__, err=str(err))
         self._known[shape] = hints
         return hints
 
