@@ -70,7 +70,9 @@ def main() -> None:
             observer = (
                 None
                 if mode == "off"
-                else RecordExplainer(state, cfg, registry, 1, with_hints=mode == "hints")
+                else RecordExplainer(
+                    state, cfg, registry, 1, max_hinted_pods=args.pending if mode == "hints" else 0
+                )
             )
             result = run_simulation(state, engine, observer)
             assert result.count("Unschedulable") >= args.unschedulable

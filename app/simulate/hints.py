@@ -52,6 +52,8 @@ from app.simulate.state import ClusterState
 
 __all__ = ["HINT_KINDS", "MAX_CANDIDATES_PER_KIND", "Hint", "HintFinder", "RecordExplainer", "hint_dict"]
 
+#: How many unschedulable pods ``berth simulate`` searches hints for by default (``--max-hints``).
+DEFAULT_MAX_HINTED_PODS = 200
 #: Kinds of hints, best first: changes to the pod's own spec before changes to the cluster.
 HINT_KINDS = (
     "tolerate-taint",
@@ -136,8 +138,18 @@ class HintFinder:
     """Keeps a copy of the cluster in step with a run and finds verified hints for its unschedulable pods."""
 
     def __init__(
-        self, state: ClusterState, cfg: SchedulerConfiguration, registry: Registry, seed: int | None
+        self,
+        state: ClusterState,
+        cfg: SchedulerConfiguration,
+        registry: Registry,
+        seed: int | None,
+        max_pods: int = 0,
     ) -> None:
+        """``max_pods``: how many pods hints are searched for (0: no limit); pods of a shape already
+        answered on an unchanged cluster do not count."""
+        self.max_pods = max_pods
+        self.searched = 0
+        self.unhinted = 0  # unschedulable pods past the budget
         self._state = state
         self._cfg = cfg
         self._registry = registry
@@ -254,6 +266,10 @@ class HintFinder:
         known = self._known.get(shape)
         if known is not None:
             return [dataclasses.replace(h) for h in known]
+        if self.max_pods and self.searched >= self.max_pods:
+            self.unhinted += 1
+            return []
+        self.searched += 1
         failed = record.filter
         hints: list[Hint] = []
         for finder in (
@@ -595,12 +611,23 @@ class RecordExplainer:
         cfg: SchedulerConfiguration,
         registry: Registry,
         seed: int | None,
-        with_hints: bool = True,
+        max_hinted_pods: int = DEFAULT_MAX_HINTED_PODS,
         with_details: bool = True,
     ) -> None:
-        """``with_details`` False leaves ``details`` empty (the table does not show them)."""
-        self.hints = HintFinder(state, cfg, registry, seed) if with_hints else None
+        """Hints are searched for at most ``max_hinted_pods`` unschedulable pods (0: none);
+        ``with_details`` False leaves ``details`` empty (the table does not show them)."""
+        self.hints = HintFinder(state, cfg, registry, seed, max_hinted_pods) if max_hinted_pods > 0 else None
         self.with_details = with_details
+
+    def warnings(self) -> list[str]:
+        """One line when unschedulable pods went without hints for the budget, else none."""
+        finder = self.hints
+        if finder is None or not finder.unhinted:
+            return []
+        return [
+            f"hints were searched for the first {finder.max_pods} unschedulable pods only, "
+            f"{finder.unhinted} more have none (--max-hints N to search more)"
+        ]
 
     def __call__(self, record: PodRecord, engine: Engine) -> None:
         """Explain ``record`` from ``engine`` as its attempt left it (read only)."""

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from simulate.simhelpers import default_setup, run_text
 
+from app.cli.main import main
 from app.simulate import simulate
 from app.simulate.hints import HINT_KINDS
 
@@ -176,3 +177,21 @@ def test_every_hint_holds_in_a_fresh_simulation(example: str, tmp_path: Path) ->
             after = next(p for p in rerun["pods"] if p["pod"] == pod["pod"])
             assert after["status"] == "Scheduled", (hint["summary"], after["message"])
     assert seen  # every example has some unschedulable pod with hints
+
+
+def test_max_hints_bounds_the_search_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(EXAMPLES / "unschedulable.yaml")
+    assert main(["simulate", path, "--seed", "1", "--max-hints", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert fits_if(out)[1:] == [
+        "  default/big   tolerate taint dedicated=batch:NoSchedule: fits on tainted",
+        "                drop nodeSelector tier=general: fits on other-tier",
+    ]
+    assert err == (
+        "Warning: hints were searched for the first 1 unschedulable pods only, 1 more have none "
+        "(--max-hints N to search more)\n"
+    )
+    assert main(["simulate", path, "--seed", "1", "--max-hints", "0"]) == 0
+    assert "Fits if" not in capsys.readouterr().out
+    assert main(["simulate", path, "--max-hints", "-1"]) == 1
+    assert capsys.readouterr().err == "Error: invalid --max-hints -1: must be 0 or more\n"
