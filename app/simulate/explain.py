@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from app.api.objects import Node, Pod
+from app.api.objects import Node, Pod, PodAffinityTerm
 from app.api.selectors import NodeSelectorTerm, Requirement
 from app.framework.runtime import Framework
 from app.framework.status import Status
@@ -187,6 +187,78 @@ def spread_details(
     return details
 
 
+def _term_selects(term: PodAffinityTerm, owner: Pod, other: Pod) -> bool | None:
+    """Whether ``term`` (of ``owner``) selects ``other``; None when a namespaceSelector makes that a
+    question of Namespace objects (no detail then)."""
+    if term.namespace_selector is not None:
+        return None
+    namespaces = term.namespaces or [owner.namespace]
+    selector = term.label_selector
+    return other.namespace in namespaces and selector is not None and selector.matches(other.labels)
+
+
+def _names(pods: Sequence[Pod]) -> str:
+    shown = ", ".join(p.key for p in pods[:3])
+    return f"{shown} and {len(pods) - 3} more" if len(pods) > 3 else shown
+
+
+def interpod_details(pod: Pod, nodes: Sequence[NodeInfo]) -> Callable[[Pod, NodeInfo], list[str]]:
+    """Per-node InterPodAffinity details: the pods in the node's topology domain that the pod's required
+    anti-affinity selects, the existing pods whose anti-affinity refuses it, and the required affinity
+    terms nothing in the domain meets. The pods of each domain are indexed once per pod."""
+    domains: dict[str, dict[str, list[Pod]]] = {}  # topology key -> value -> pods there
+
+    def in_domain(key: str, value: str) -> list[Pod]:
+        index = domains.get(key)
+        if index is None:
+            index = domains[key] = {}
+            for info in nodes:
+                there = info.node.labels.get(key) if info.node is not None else None
+                if there is not None:
+                    index.setdefault(there, []).extend(p.pod for p in info.pods)
+        return index.get(value, [])
+
+    refusing: list[tuple[str, str, Pod]] = []  # (key, value, existing pod) whose anti-affinity selects pod
+    for info in nodes:
+        for other in info.pods_with_required_anti_affinity:
+            existing = other.pod
+            for term in existing.pod_anti_affinity.required if existing.pod_anti_affinity is not None else []:
+                value = info.node.labels.get(term.topology_key) if info.node is not None else None
+                if value is not None and _term_selects(term, existing, pod):
+                    refusing.append((term.topology_key, value, existing))
+
+    def details(pod: Pod, info: NodeInfo) -> list[str]:
+        node = info.node
+        if node is None:
+            return []
+        out = []
+        for term in pod.pod_anti_affinity.required if pod.pod_anti_affinity is not None else []:
+            value = node.labels.get(term.topology_key)
+            hit = (
+                [p for p in in_domain(term.topology_key, value) if _term_selects(term, pod, p)]
+                if value
+                else []
+            )
+            if hit:
+                out.append(
+                    f"pod anti-affinity: {_names(hit)} in {term.topology_key}={value} (selected by the pod's term)"
+                )
+        for term in pod.pod_affinity.required if pod.pod_affinity is not None else []:
+            value = node.labels.get(term.topology_key)
+            if value is None:
+                out.append(f"pod affinity: node has no {term.topology_key} label")
+            elif not any(_term_selects(term, pod, p) for p in in_domain(term.topology_key, value)):
+                out.append(f"pod affinity: no pod the term selects in {term.topology_key}={value}")
+        out.extend(
+            f"existing pod {existing.key} in {key}={value} refuses the pod (its anti-affinity)"
+            for key, value, existing in refusing
+            if node.labels.get(key) == value
+        )
+        return out
+
+    return details
+
+
 _EXPLAINERS: dict[str, Callable[[Pod, NodeInfo], list[str]]] = {
     "NodePorts": _ports,
     "TaintToleration": _taints,
@@ -208,6 +280,7 @@ def filter_details(
     makers: dict[str, Callable[[], Callable[[Pod, NodeInfo], list[str]]]] = {
         "NodeResourcesFit": lambda: resource_details(pod),
         "PodTopologySpread": lambda: spread_details(fwk, pod, nodes),
+        "InterPodAffinity": lambda: interpod_details(pod, nodes),
     }
     out: dict[str, list[str]] = {}
     for name, status in failed.items():

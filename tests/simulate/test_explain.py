@@ -90,3 +90,12 @@ def test_weights_and_weighted_scores() -> None:
     assert lines[0] == "Scores (normalized score*weight per plugin; the total is their sum):"
     assert lines[1] == f"  prod/web-1   node-b {winner['total']} = {contributions}"
     assert lines[2].split()[:3] == ["runner-up", "node-a", str(web["runnerUp"]["total"])]
+
+
+def test_details_of_inter_pod_anti_affinity_name_the_pods() -> None:
+    web4 = json.loads(run("anti-affinity.yaml", "json"))["pods"][3]
+    assert web4["pod"] == "default/web-4"
+    assert web4["filter"]["n1"]["details"] == [
+        "pod anti-affinity: default/web-1 in kubernetes.io/hostname=n1 (selected by the pod's term)",
+        "existing pod default/web-1 in kubernetes.io/hostname=n1 refuses the pod (its anti-affinity)",
+    ]
