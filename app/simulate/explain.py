@@ -23,6 +23,7 @@ from app.plugins.noderesources.fit import PreFilterState, compute_pod_resource_r
 __all__ = [
     "describe_requirement",
     "filter_details",
+    "name_list",
     "readable_amount",
     "score_weights",
 ]
@@ -197,9 +198,14 @@ def _term_selects(term: PodAffinityTerm, owner: Pod, other: Pod) -> bool | None:
     return other.namespace in namespaces and selector is not None and selector.matches(other.labels)
 
 
-def _names(pods: Sequence[Pod]) -> str:
-    shown = ", ".join(p.key for p in pods[:3])
-    return f"{shown} and {len(pods) - 3} more" if len(pods) > 3 else shown
+#: Names a detail or hint line lists; the rest are counted.
+NAMED = 3
+
+
+def name_list(names: Sequence[str]) -> str:
+    """``a, b, c and 4 more``: the first :data:`NAMED` names and a count of the others."""
+    shown = ", ".join(names[:NAMED])
+    return f"{shown} and {len(names) - NAMED} more" if len(names) > NAMED else shown
 
 
 def interpod_details(pod: Pod, nodes: Sequence[NodeInfo]) -> Callable[[Pod, NodeInfo], list[str]]:
@@ -241,7 +247,7 @@ def interpod_details(pod: Pod, nodes: Sequence[NodeInfo]) -> Callable[[Pod, Node
             )
             if hit:
                 out.append(
-                    f"pod anti-affinity: {_names(hit)} in {term.topology_key}={value} (selected by the pod's term)"
+                    f"pod anti-affinity: {name_list([p.key for p in hit])} in {term.topology_key}={value} (selected by the pod's term)"
                 )
         for term in pod.pod_affinity.required if pod.pod_affinity is not None else []:
             value = node.labels.get(term.topology_key)

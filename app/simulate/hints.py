@@ -43,6 +43,7 @@ from app.scheduler.scheduler import Engine
 from app.simulate.explain import (
     describe_requirement,
     filter_details,
+    name_list,
     readable_amount,
     score_weights,
     untolerated_taints,
@@ -68,8 +69,6 @@ HINT_KINDS = (
 MAX_CANDIDATES_PER_KIND = 4
 #: Nodes a label-nodes hint labels at most (the first failing ones, in the order of the filter map).
 MAX_LABELLED_NODES = 8
-#: Nodes a hint lists by name in its summary line; the rest are counted.
-_NAMED_NODES = 3
 _HOSTNAME = "kubernetes.io/hostname"
 
 
@@ -93,12 +92,6 @@ def hint_dict(hint: Hint) -> dict[str, Any]:
         "nodes": hint.nodes,
         "verified": hint.verified,
     }
-
-
-def _names(nodes: Sequence[str]) -> str:
-    shown = ", ".join(nodes[:_NAMED_NODES])
-    more = len(nodes) - _NAMED_NODES
-    return f"{shown} and {more} more" if more > 0 else shown
 
 
 def quantity(resource: str, amount: int) -> str:
@@ -313,7 +306,7 @@ class HintFinder:
                 hints.append(
                     Hint(
                         "tolerate-taint",
-                        f"tolerate taint {text}: fits on {_names(fits)}",
+                        f"tolerate taint {text}: fits on {name_list(fits)}",
                         {"toleration": toleration},
                         fits,
                     )
@@ -352,7 +345,9 @@ class HintFinder:
         for text, change, edit_spec in candidates[:MAX_CANDIDATES_PER_KIND]:
             fits = self._fits(_respec(pod, edit_spec), unmatched)
             if fits:
-                hints.append(Hint("drop-node-affinity-term", f"{text}: fits on {_names(fits)}", change, fits))
+                hints.append(
+                    Hint("drop-node-affinity-term", f"{text}: fits on {name_list(fits)}", change, fits)
+                )
         return hints
 
     def _relax_spread(self, pod: Pod, failed: Mapping[str, Status], fwk: Framework) -> list[Hint]:
@@ -370,7 +365,7 @@ class HintFinder:
                 tighter = functools.partial(_set_spread, index=i, key="maxSkew", value=skew)
                 fits = self._fits(_respec(pod, tighter), skewed)
                 if fits:
-                    summary = f"relax topology spread on {key} to maxSkew {skew}: fits on {_names(fits)}"
+                    summary = f"relax topology spread on {key} to maxSkew {skew}: fits on {name_list(fits)}"
                     hints.append(Hint("relax-spread", summary, {"constraint": i + 1, "maxSkew": skew}, fits))
                     found = True
                     break
@@ -381,7 +376,7 @@ class HintFinder:
             )
             fits = self._fits(anyway, skewed)
             if fits:
-                summary = f"make topology spread on {key} ScheduleAnyway: fits on {_names(fits)}"
+                summary = f"make topology spread on {key} ScheduleAnyway: fits on {name_list(fits)}"
                 change = {"constraint": i + 1, "whenUnsatisfiable": "ScheduleAnyway"}
                 hints.append(Hint("relax-spread", summary, change, fits))
         return hints
@@ -411,7 +406,7 @@ class HintFinder:
                 fits = self._fits(changed, short)
                 if fits:
                     to, was = readable_amount(resource, amount), readable_amount(resource, total)
-                    summary = f"lower the {resource} request to {to} (from {was}): fits on {_names(fits)}"
+                    summary = f"lower the {resource} request to {to} (from {was}): fits on {name_list(fits)}"
                     change = {
                         "resource": resource,
                         "request": quantity(resource, amount),
@@ -437,7 +432,7 @@ class HintFinder:
                 fits = self._fits(pod, [n.name for n in nodes])
             if fits:
                 said = ", ".join(f"{k}={v}" for k, v in wanted)
-                summary = f"label node(s) {_names(fits)} with {said}: fits there"
+                summary = f"label node(s) {name_list(fits)} with {said}: fits there"
                 hints.append(Hint("label-nodes", summary, {"labels": dict(wanted), "nodes": fits}, fits))
         return hints
 
