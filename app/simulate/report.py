@@ -56,6 +56,9 @@ def record_dict(record: PodRecord) -> dict[str, Any]:
     pod was not scored).
     ``volumes`` says what binding the pod's claims took on its node: each PersistentVolume a claim binds,
     each claim provisioned there (WaitForFirstConsumer); empty when there was nothing to bind.
+    Each ``filter`` entry's ``details`` are its reasons with nodes' amounts (app/simulate/explain.py);
+    ``weights`` the profile's score plugin weights; ``hints`` the verified "fits if" changes
+    (app/simulate/hints.py), best first.
     """
     winner, runner_up = winner_and_runner_up(record)
     return {
