@@ -105,12 +105,16 @@ def test_json_hints_follow_the_contract() -> None:
     assert all(p["hints"] == [] for p in doc["pods"] if p["status"] != "Unschedulable")
 
 
-def test_hints_change_no_decision() -> None:
-    """The copy the hints are checked on is the run's own business: same seed, same placements."""
-    text = (EXAMPLES / "spread-zones.yaml").read_text()
-    plain = [(r.pod.key, r.status, r.node) for r in run_text(text).records]
-    doc = json.loads(run_file(EXAMPLES / "spread-zones.yaml", "json"))
-    assert [(p["pod"], p["status"], p["node"]) for p in doc["pods"]] == plain
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.yaml")))
+def test_hints_change_no_decision(example: str) -> None:
+    """The copy the hints are checked on is the run's own business: same seed, same placements,
+    messages and victims, storage and DRA examples included."""
+    text = (EXAMPLES / example).read_text()
+    plain = [
+        (r.pod.key, r.status, r.node, r.message, [v.key for v in r.victims]) for r in run_text(text).records
+    ]
+    doc = json.loads(run_file(EXAMPLES / example, "json"))
+    assert [(p["pod"], p["status"], p["node"], p["message"], p["victims"]) for p in doc["pods"]] == plain
 
 
 # --- every hint, applied to the state file, lets a fresh simulation schedule the pod ----------------
