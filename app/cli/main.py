@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import orjson
 
 from app import featuregates, logs
-from app.cli import capacity, run, serve, simulate
+from app.cli import capacity, run, serve, simulate, snapshot
 from app.cli.kubeflags import VersionAction
 from app.cli.options import CommandError, Parser, add_log_flags, add_misc_flags
 
@@ -55,9 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=VersionAction, metavar="VERSION", help=_VERSION_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for module in (run, serve, simulate, capacity):
+    for module in (run, serve, simulate, capacity, snapshot):
         sub = module.add_parser(commands)
-        add_misc_flags(sub)
+        if module is not snapshot:  # snapshot runs no scheduler: no --config or --plugin-module
+            add_misc_flags(sub)
         add_log_flags(sub)
         sub.add_argument("--version", action=VersionAction, metavar="VERSION", help=_VERSION_HELP)
         sub.add_argument("extra_args", nargs="*", help=argparse.SUPPRESS)

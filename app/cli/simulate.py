@@ -12,6 +12,7 @@ from app.cli.common import offline_setup
 from app.cli.options import CommandError
 from app.framework.runtime import FrameworkError
 from app.simulate import OUTPUT_FORMATS, StateError, simulate
+from app.simulate.hints import DEFAULT_MAX_HINTED_PODS
 
 # A bad state file is bad input to the simulation itself: exit 2, as the issue asks.
 STATE_ERROR_EXIT = 2
@@ -42,6 +43,14 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="Schedule pods whose schedulerName no profile serves with the first profile "
         "(by default they are Skipped, as kube-scheduler leaves them to their scheduler).",
+    )
+    sim.add_argument(
+        "--max-hints",
+        type=int,
+        default=DEFAULT_MAX_HINTED_PODS,
+        metavar="N",
+        help='Search verified "fits if" hints for at most N unschedulable pods (0 turns hints off; '
+        f"pods of a shape already answered do not count). Default {DEFAULT_MAX_HINTED_PODS}.",
     )
     sim.add_argument("-o", "--output", choices=OUTPUT_FORMATS, default="table", help="Output format.")
     return parser
@@ -74,9 +83,17 @@ def run(args: argparse.Namespace) -> int:
     registry, cfg = setup
     if not args.state:
         raise CommandError('"berth simulate" requires a STATE file argument')
+    if args.max_hints < 0:
+        raise CommandError(f"invalid --max-hints {args.max_hints}: must be 0 or more")
     with input_errors(args.config):
         text, warnings = simulate(
-            args.state, cfg, registry, seed=args.seed, output=args.output, schedule_all=args.schedule_all
+            args.state,
+            cfg,
+            registry,
+            seed=args.seed,
+            output=args.output,
+            schedule_all=args.schedule_all,
+            max_hints=args.max_hints,
         )
     write_report(text, warnings)
     return 0

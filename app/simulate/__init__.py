@@ -10,6 +10,7 @@ from app.config.types import SchedulerConfiguration
 from app.framework.registry import Registry
 from app.kube.extender import build_extenders
 from app.scheduler.scheduler import Engine
+from app.simulate.hints import DEFAULT_MAX_HINTED_PODS, RecordExplainer
 from app.simulate.inputs import STDIN, adopt_unserved_pods, new_seed, read_state
 from app.simulate.report import (
     OUTPUT_FORMATS,
@@ -79,11 +80,13 @@ def simulate(
     seed: int | None = None,
     output: str = "table",
     schedule_all: bool = False,
+    max_hints: int = DEFAULT_MAX_HINTED_PODS,
 ) -> tuple[str, list[str]]:
     """Load the state at ``path`` (``-``: stdin), schedule its pending pods and format the result.
 
     ``seed`` fixes every random choice (a random one is drawn when None; either way the output
     records it). ``schedule_all`` gives pods of unserved scheduler names to the first profile.
+    ``max_hints`` bounds how many unschedulable pods get "fits if" hints searched (0: none).
     Returns ``(text, warnings)``: the output in ``output`` format and the state's warnings (for
     stderr), then one per pod a plugin raised an exception for (that pod's record is an Error).
     Raises :class:`StateError` for a bad state file (the CLI exits 2), ValueError for an
@@ -95,6 +98,12 @@ def simulate(
         state = adopt_unserved_pods(state, cfg)
     seed = new_seed() if seed is None else seed
     engine = new_engine(state, cfg, registry, seed)
-    result = run_simulation(state, engine)
+    # Details, weights and verified hints are worked out as the run goes (app/simulate/hints.py).
+    explainer = RecordExplainer(state, cfg, registry, seed, max_hints, with_details=output != "table")
+    result = run_simulation(state, engine, explainer)
     nodes = node_utilization(engine, state.nodes)
-    return format_result(result, output, seed, nodes), [*state.warnings, *result.warnings]
+    return format_result(result, output, seed, nodes), [
+        *state.warnings,
+        *result.warnings,
+        *explainer.warnings(),
+    ]

@@ -9,6 +9,8 @@ from typing import Any
 import orjson
 
 from app.framework.runtime import NodeScore
+from app.simulate.explain_text import hint_lines, score_lines
+from app.simulate.hints import hint_dict
 from app.simulate.runner import PodRecord, SimulationResult
 from app.simulate.summary import Summary, summarize, winner_and_runner_up
 from app.simulate.utilization import CPU, MEMORY, NodeUsage, ResourceUsage
@@ -54,6 +56,9 @@ def record_dict(record: PodRecord) -> dict[str, Any]:
     pod was not scored).
     ``volumes`` says what binding the pod's claims took on its node: each PersistentVolume a claim binds,
     each claim provisioned there (WaitForFirstConsumer); empty when there was nothing to bind.
+    Each ``filter`` entry's ``details`` are its reasons with nodes' amounts (app/simulate/explain.py);
+    ``weights`` the profile's score plugin weights; ``hints`` the verified "fits if" changes
+    (app/simulate/hints.py), best first.
     """
     winner, runner_up = winner_and_runner_up(record)
     return {
@@ -67,7 +72,12 @@ def record_dict(record: PodRecord) -> dict[str, Any]:
         "victims": [v.key for v in record.victims],
         "volumes": list(record.volumes),
         "filter": {
-            name: {"plugin": status.plugin, "status": status.code.label, "reasons": list(status.reasons)}
+            name: {
+                "plugin": status.plugin,
+                "status": status.code.label,
+                "reasons": list(status.reasons),
+                "details": record.details.get(name, []),
+            }
             for name, status in sorted(record.filter.items())
         },
         "scores": {
@@ -75,6 +85,8 @@ def record_dict(record: PodRecord) -> dict[str, Any]:
         },
         "winner": _score_dict(winner),
         "runnerUp": _score_dict(runner_up),
+        "weights": dict(record.weights),
+        "hints": [hint_dict(h) for h in record.hints],
     }
 
 
@@ -221,6 +233,10 @@ def format_table(
         blocks.append(["No pending pods."])
     if nodes:
         blocks.append(_utilization_lines(nodes, wide))
+    # Explanations (app/simulate/explain_text.py): the best hints; wide adds details and weighted scores.
+    blocks.extend(b for b in hint_lines(result.records, wide, TABLE_WIDTH) if b)
+    if wide and (scores := score_lines(result.records)):
+        blocks.append(scores)
     if seed is not None:
         blocks.append([seed_line(seed).rstrip("\n")])
     return "\n\n".join("\n".join(line.rstrip() for line in block) for block in blocks) + "\n"

@@ -17,8 +17,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from app.api.objects import Pod
 from app.framework.interfaces import Plugin, QueuedPodInfo
@@ -66,6 +67,10 @@ class PodRecord:
     nominated_node: str | None = None  # the node preemption nominated for the pod, if any
     victims: list[Pod] = field(default_factory=list)  # the running pods it preempted
     volumes: list[str] = field(default_factory=list)  # what VolumeBinding did: PVs bound, claims provisioned
+    # --- explanations (issue 23): filled by the run's observer, see app/simulate/explain.py, hints.py ---
+    details: dict[str, list[str]] = field(default_factory=dict)  # failing node -> reasons with amounts
+    weights: dict[str, int] = field(default_factory=dict)  # the profile's score plugin -> weight
+    hints: list[Any] = field(default_factory=list)  # verified "fits if" hints (app.simulate.hints.Hint)
 
     @property
     def score(self) -> int | None:
@@ -176,12 +181,16 @@ def explain_attempt(attempt: Attempt, node_names: Sequence[str]) -> PodRecord:
     return record
 
 
-def run_simulation(state: ClusterState, engine: Engine) -> SimulationResult:
+def run_simulation(
+    state: ClusterState, engine: Engine, observer: Callable[[PodRecord, Engine], None] | None = None
+) -> SimulationResult:
     """Schedule every pending pod of ``state`` one at a time against the evolving cluster.
 
     ``engine`` must be fresh: its cache receives the state's nodes and running pods here. Pods whose
     profile's PreEnqueue rejects them (SchedulingGates) are recorded as ``Gated`` without an attempt;
     pods of no profile as ``Skipped``: kube-scheduler's informer never queues them (``responsibleForPod``).
+    ``observer`` sees each record right after its attempt, with the engine as that attempt left it
+    (explanations read the cluster the attempt saw); it must not change the engine.
     """
     _load_cluster(state, engine)
     # The snapshot's nodes are exactly the state's (pods on unknown nodes make no node of their own).
@@ -204,6 +213,8 @@ def run_simulation(state: ClusterState, engine: Engine) -> SimulationResult:
         except Exception as err:  # a plugin's bug costs its pod, as berth serve's verbs answer Error
             records.append(PodRecord(pod, "Error", message=crash_message(err)))
             warnings.append(f"{pod.key}: {records[-1].message}")
+        if observer is not None:
+            observer(records[-1], engine)
     return SimulationResult(records, len(node_names), warnings)
 
 

@@ -8,6 +8,7 @@ from app.config import SchedulerConfiguration, load_config
 from app.framework.registry import Registry
 from app.plugins.registry import in_tree_registry
 from app.simulate import ClusterState, SimulationResult, new_engine, parse_state, run_simulation
+from app.simulate.hints import RecordExplainer
 
 
 def default_setup() -> tuple[SchedulerConfiguration, Registry]:
@@ -26,6 +27,15 @@ def run_text(text: str, seed: int | None = 1) -> SimulationResult:
     cfg, registry = default_setup()
     state = state_of(text)
     return run_simulation(state, new_engine(state, cfg, registry, seed))
+
+
+def run_explained(text: str, seed: int | None = 1) -> SimulationResult:
+    """:func:`run_text` with the explainer berth simulate runs: details, weights and verified hints."""
+    cfg, registry = default_setup()
+    state = state_of(text)
+    return run_simulation(
+        state, new_engine(state, cfg, registry, seed), RecordExplainer(state, cfg, registry, seed)
+    )
 
 
 def node_yaml(name: str, cpu: str = "4", extra: str = "") -> str:

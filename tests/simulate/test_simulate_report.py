@@ -40,6 +40,8 @@ def test_json_shape_exactly() -> None:
         "scores",
         "winner",
         "runnerUp",
+        "weights",
+        "hints",
     ]
     for pod in doc["pods"]:
         assert list(pod) == keys
@@ -48,7 +50,7 @@ def test_json_shape_exactly() -> None:
         assert pod["status"] in ("Scheduled", "Unschedulable", "Gated", "Skipped", "Error")
         assert type(pod["feasibleNodes"]) is int and type(pod["evaluatedNodes"]) is int
         for entry in pod["filter"].values():
-            assert list(entry) == ["plugin", "status", "reasons"]
+            assert list(entry) == ["plugin", "status", "reasons", "details"]
             assert isinstance(entry["plugin"], str)
             assert entry["status"] in ("Unschedulable", "UnschedulableAndUnresolvable")
             assert all(isinstance(r, str) for r in entry["reasons"])
@@ -73,12 +75,15 @@ def test_json_shape_exactly() -> None:
                 "plugin": "NodeResourcesFit",
                 "status": big["filter"][name]["status"],
                 "reasons": ["Insufficient cpu"],
+                "details": [],  # run_text runs without the explainer: see test_explain.py
             }
             for name in ("n1", "n2", "tiny")
         },
         "scores": {},
         "winner": None,
         "runnerUp": None,
+        "weights": {},
+        "hints": [],
     }
     assert web["status"] == "Scheduled" and web["node"] in ("n1", "n2")
     assert (web["message"], web["feasibleNodes"], web["evaluatedNodes"]) == ("", 2, 3)
@@ -102,6 +107,8 @@ def test_json_shape_exactly() -> None:
         "scores": {},
         "winner": None,
         "runnerUp": None,
+        "weights": {},
+        "hints": [],
     }
 
 
