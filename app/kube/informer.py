@@ -22,6 +22,8 @@ given with the handler; an object that fails to decode is logged and skipped, ne
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import random
 import threading
 import time
@@ -327,30 +329,46 @@ class Reflector:
             params["fieldSelector"] = self.rtype.field_selector
         return params
 
-    def _list(self) -> tuple[str, list[dict[str, Any]]]:
-        """All pages of a consistent list: (resourceVersion, raw items)."""
-        items: list[dict[str, Any]] = []
+    def _list(self) -> tuple[str, dict[str, _Entry]]:
+        """All pages of a consistent list, each decoded as it arrives: (resourceVersion, new store).
+
+        Only one page's raw documents exist at a time: a page is decoded into the store and
+        dropped before the next is asked for. The cyclic collector is paused while a page is read
+        and decoded (each page creates hundreds of thousands of containers, and every collection
+        they set off would walk all of them, and all the pages before); the first list's objects
+        then live as long as the process, so after each page they are frozen out of the
+        collector's reach, as ``berth run`` freezes its cache once synced.
+        """
+        store: dict[str, _Entry] = {}
         token, version = "", ""
+        first = not self._synced.is_set()
         while True:
             if self._stop.is_set():
                 raise _Relist()  # the loop sees the stop flag and ends
-            try:
-                page = self.client.get_json(self.rtype.path, self._list_params(token))
-            except KubeError as err:
-                if err.status == 410 and token:
-                    # The continue token expired mid-list: start the list over, from a new snapshot.
-                    logs.info("List continue token expired; relisting", 2, resource=self.rtype.resource)
-                    items, token, version = [], "", ""
-                    continue
-                raise
-            self.stats.pages += 1
-            meta = page.get("metadata") or {}
-            if not version:
-                version = str(meta.get("resourceVersion") or "")  # constant across pages
-            items.extend(page.get("items") or [])
-            token = str(meta.get("continue") or "")
+            with _collector_paused():
+                try:
+                    page = self.client.get_json(self.rtype.path, self._list_params(token))
+                except KubeError as err:
+                    if err.status == 410 and token:
+                        # The continue token expired mid-list: start the list over, from a new snapshot.
+                        logs.info("List continue token expired; relisting", 2, resource=self.rtype.resource)
+                        store, token, version = {}, "", ""
+                        continue
+                    raise
+                self.stats.pages += 1
+                meta = page.get("metadata") or {}
+                if not version:
+                    version = str(meta.get("resourceVersion") or "")  # constant across pages
+                for raw in page.get("items") or []:
+                    decoded = self._decode(raw)
+                    if decoded is not None:
+                        store[decoded[0]] = decoded[1]
+                token = str(meta.get("continue") or "")
+                del page
+            if first:
+                gc.freeze()
             if not token:
-                return version, items
+                return version, store
 
     def _decode(self, raw: Any) -> tuple[str, _Entry] | None:
         """(key, entry) for a raw object, or None (logged) when it does not decode."""
@@ -374,12 +392,7 @@ class Reflector:
 
     def _list_and_replace(self) -> None:
         """List, swap the store, then replay the difference to the handler."""
-        version, items = self._list()
-        new: dict[str, _Entry] = {}
-        for raw in items:
-            decoded = self._decode(raw)
-            if decoded is not None:
-                new[decoded[0]] = decoded[1]
+        version, new = self._list()
         old, self._store = self._store, new
         self.resource_version = version
         self.stats.lists += 1
@@ -639,6 +652,19 @@ class InformerSet:
             return None
         waiting = [name for name, r in self.reflectors.items() if not r.handlers_synced()]
         return f"waiting for handlers to sync: {', '.join(waiting)}"
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic collector off inside the block (decoded documents hold no cycles: nothing leaks),
+    back on after it unless someone else had turned it off."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _close(stream: Iterator[dict[str, Any]]) -> None:
