@@ -397,6 +397,11 @@ def _parse_container(raw: Raw, path: str, init: bool) -> Container:
     ports: list[ContainerPort] = []
     port_list = get_list(raw, "ports", path)
     for i in range(len(port_list)):
+        port = port_list[i]
+        if type(port) is dict:
+            host = port.get("hostPort")
+            if host is None or (type(host) is int and host == 0):
+                continue  # the common case, no host port: nothing to check or keep
         ppath = f"{path}.ports[{i}]"
         port = get_map_item(port_list, i, ppath)
         host_port = get_int(port, "hostPort", ppath, 0) or 0
