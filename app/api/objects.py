@@ -766,6 +766,24 @@ class ContainerImage:
     size_bytes: int
 
 
+_shared_images: dict[tuple[tuple[str, ...], int], ContainerImage] = {}
+
+
+def shared_image(names: tuple[str, ...], size_bytes: int) -> ContainerImage:
+    """One :class:`ContainerImage` for equal entries: the same images are on many nodes, and every
+    node's status lists them. Callers never mutate it."""
+    key = (names, size_bytes)
+    image = _shared_images.get(key)
+    if image is None:
+        if len(_shared_images) >= _SHARED_IMAGES_LIMIT:
+            _shared_images.clear()  # a bound, not an eviction policy: sharing is an optimisation only
+        image = _shared_images[key] = ContainerImage(list(names), size_bytes)
+    return image
+
+
+_SHARED_IMAGES_LIMIT = 65536
+
+
 @dataclass(slots=True, eq=False)
 class Node:
     """A node as the scheduler sees it."""
@@ -804,8 +822,8 @@ def parse_node(raw: Raw, path: str = "") -> Node:
         ipath = f"{stpath}.images[{i}]"
         image = get_map_item(image_list, i, ipath)
         images.append(
-            ContainerImage(
-                [intern(str(n)) for n in get_list(image, "names", ipath)],
+            shared_image(
+                tuple(intern(str(n)) for n in get_list(image, "names", ipath)),
                 get_int(image, "sizeBytes", ipath, 0) or 0,
             )
         )
@@ -912,9 +930,10 @@ POD_STATUS_KEPT = (
     "resourceClaimStatuses",
     "extendedResourceClaimStatus",
 )
-#: ``status`` fields a cached node's document keeps (images are parsed; addresses, nodeInfo,
-#: daemonEndpoints and volume lists are read by nothing in the scheduler).
-NODE_STATUS_KEPT = ("capacity", "allocatable", "conditions", "declaredFeatures")
+#: ``status`` fields a cached node's document keeps (allocatable and images are parsed; capacity,
+#: addresses, nodeInfo, daemonEndpoints and volume lists are read by nothing in the scheduler). Of
+#: its conditions only type and status are kept: what the queue compares.
+NODE_STATUS_KEPT = ("conditions", "declaredFeatures")
 
 _SHARED_LIMIT = 65536
 _shared_values: dict[bytes, Any] = {}
@@ -1018,6 +1037,14 @@ def slim_node_document(raw: Raw, node: Node) -> dict[str, Any]:
     if "spec" in raw:
         doc["spec"] = raw["spec"]
     status = _pick(raw.get("status"), NODE_STATUS_KEPT)
+    conditions = status.get("conditions")
+    if isinstance(conditions, list):
+        status["conditions"] = shared_value(
+            [
+                {k: c[k] for k in ("type", "status") if k in c} if isinstance(c, Mapping) else c
+                for c in conditions
+            ]
+        )
     if status:
         doc["status"] = status
     return doc
