@@ -44,6 +44,8 @@ TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 def get_map(obj: Raw, key: str, path: str) -> Raw:
     """Return ``obj[key]`` as a mapping ({} when absent or null)."""
     value = obj.get(key)
+    if type(value) is dict:  # decoded JSON: skip the (slow) abstract Mapping check
+        return value
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -111,7 +113,7 @@ def get_str_map(obj: Raw, key: str, path: str) -> dict[str, str]:
 def get_map_item(items: list[Any], index: int, path: str) -> Raw:
     """Return ``items[index]`` as a mapping; ``path`` already names the item."""
     item = items[index]
-    if not isinstance(item, Mapping):
+    if type(item) is not dict and not isinstance(item, Mapping):
         raise FieldError(path, f"expected an object, got {json_type_name(item)}")
     return item
 
@@ -559,7 +561,7 @@ def parse_owner_references(meta: Raw, mpath: str) -> list[OwnerReference]:
 
 def parse_pod(raw: Raw, path: str = "") -> Pod:
     """Parse a Pod; ``path`` prefixes field paths in errors (e.g. ``Pod``)."""
-    if not isinstance(raw, Mapping):
+    if type(raw) is not dict and not isinstance(raw, Mapping):
         raise FieldError(path, f"expected a Pod object, got {json_type_name(raw)}")
     mpath, spath = _join(path, "metadata"), _join(path, "spec")
     meta = get_map(raw, "metadata", path)
@@ -956,7 +958,7 @@ def shared_value(value: Any) -> Any:
 
 
 def _pick(obj: Any, keys: tuple[str, ...]) -> dict[str, Any]:
-    if not isinstance(obj, Mapping):
+    if type(obj) is not dict and not isinstance(obj, Mapping):
         return {}
     return {k: obj[k] for k in keys if k in obj}
 
@@ -964,7 +966,7 @@ def _pick(obj: Any, keys: tuple[str, ...]) -> dict[str, Any]:
 def _slim_container(container: Any, init: bool) -> Any:
     """A container reduced to its limits (what :func:`~app.api.resources.pod_limits` reads) and, for
     an init container, its restartPolicy; one entry per container, so positions still match."""
-    if not isinstance(container, Mapping):
+    if type(container) is not dict and not isinstance(container, Mapping):
         return container
     slim: dict[str, Any] = {}
     resources = container.get("resources")
