@@ -340,15 +340,13 @@ class Reflector:
         as soon as it is decoded, not after the last page; a list that has to start over (its
         continue token expired) falls back to replaying the difference at the end.
 
-        The cyclic collector is paused while the list is read and decoded (each page creates
+        The cyclic collector is paused while the list is read and decoded: each page creates
         hundreds of thousands of containers, and every collection they set off would walk all of
-        them, and all the pages before). The first list's objects live as long as the process, so
-        after each page they are frozen out of the collector's reach, as ``berth run`` freezes its
-        cache once synced.
+        them, and all the pages before (``berth run`` then freezes its cache out of the collector's
+        reach once synced).
         """
         store: dict[str, _Entry] = {}
         version = ""
-        first = not self._synced.is_set()
         with _COLLECTOR.paused():
             fetch = _PageFetch(self._fetch_page, "", self.rtype.resource)
             while True:
@@ -380,8 +378,6 @@ class Reflector:
                         if stream:
                             self._dispatch("add", decoded[1].obj)
                 del page
-                if first:
-                    gc.freeze()
                 if not token:
                     return version, store, stream
 
