@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from sys import intern
 from typing import Any
+
+import orjson
 
 from app.api.errors import FieldError
 from app.api.quantity import parse_quantity
@@ -41,6 +44,8 @@ TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 def get_map(obj: Raw, key: str, path: str) -> Raw:
     """Return ``obj[key]`` as a mapping ({} when absent or null)."""
     value = obj.get(key)
+    if type(value) is dict:  # decoded JSON: skip the (slow) abstract Mapping check
+        return value
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -91,18 +96,24 @@ def get_bool(obj: Raw, key: str, path: str, default: bool = False) -> bool:
 
 
 def get_str_map(obj: Raw, key: str, path: str) -> dict[str, str]:
-    """Return ``obj[key]`` as a string-to-string map (labels, nodeSelector, annotations)."""
+    """Return ``obj[key]`` as a string-to-string map (labels, nodeSelector, annotations).
+
+    Keys and values are interned: the same label keys and values recur on thousands of cached pods
+    and nodes, and each decoded document would otherwise hold its own copies.
+    """
     value = get_map(obj, key, path)
+    out: dict[str, str] = {}
     for k, v in value.items():
         if not isinstance(v, str):
             raise FieldError(f"{_join(path, key)}.{k}", f"expected a string, got {json_type_name(v)}")
-    return dict(value)
+        out[intern(k)] = intern(v)
+    return out
 
 
 def get_map_item(items: list[Any], index: int, path: str) -> Raw:
     """Return ``items[index]`` as a mapping; ``path`` already names the item."""
     item = items[index]
-    if not isinstance(item, Mapping):
+    if type(item) is not dict and not isinstance(item, Mapping):
         raise FieldError(path, f"expected an object, got {json_type_name(item)}")
     return item
 
@@ -388,6 +399,11 @@ def _parse_container(raw: Raw, path: str, init: bool) -> Container:
     ports: list[ContainerPort] = []
     port_list = get_list(raw, "ports", path)
     for i in range(len(port_list)):
+        port = port_list[i]
+        if type(port) is dict:
+            host = port.get("hostPort")
+            if host is None or (type(host) is int and host == 0):
+                continue  # the common case, no host port: nothing to check or keep
         ppath = f"{path}.ports[{i}]"
         port = get_map_item(port_list, i, ppath)
         host_port = get_int(port, "hostPort", ppath, 0) or 0
@@ -406,8 +422,8 @@ def _parse_container(raw: Raw, path: str, init: bool) -> Container:
     for name, limit in parse_resource_list(resources, "limits", rpath).items():
         requests.setdefault(name, limit)
     return Container(
-        name=get_str(raw, "name", path),
-        image=get_str(raw, "image", path),
+        name=intern(get_str(raw, "name", path)),
+        image=intern(get_str(raw, "image", path)),
         requests=requests,
         host_ports=ports,
         restartable=init and get_str(raw, "restartPolicy", path) == "Always",
@@ -431,7 +447,10 @@ def _parse_tolerations(items: list[Any], path: str) -> list[Toleration]:
             )
         out.append(
             Toleration(
-                get_str(t, "key", tpath), operator, get_str(t, "value", tpath), get_str(t, "effect", tpath)
+                intern(get_str(t, "key", tpath)),
+                intern(operator),
+                intern(get_str(t, "value", tpath)),
+                intern(get_str(t, "effect", tpath)),
             )
         )
     return out
@@ -529,9 +548,9 @@ def parse_owner_references(meta: Raw, mpath: str) -> list[OwnerReference]:
     owners = get_list(meta, "ownerReferences", mpath)
     return [
         OwnerReference(
-            kind=get_str(o, "kind", p),
-            name=get_str(o, "name", p),
-            uid=get_str(o, "uid", p),
+            kind=intern(get_str(o, "kind", p)),
+            name=intern(get_str(o, "name", p)),
+            uid=intern(get_str(o, "uid", p)),
             controller=get_bool(o, "controller", p),
         )
         for i in range(len(owners))
@@ -542,7 +561,7 @@ def parse_owner_references(meta: Raw, mpath: str) -> list[OwnerReference]:
 
 def parse_pod(raw: Raw, path: str = "") -> Pod:
     """Parse a Pod; ``path`` prefixes field paths in errors (e.g. ``Pod``)."""
-    if not isinstance(raw, Mapping):
+    if type(raw) is not dict and not isinstance(raw, Mapping):
         raise FieldError(path, f"expected a Pod object, got {json_type_name(raw)}")
     mpath, spath = _join(path, "metadata"), _join(path, "spec")
     meta = get_map(raw, "metadata", path)
@@ -551,7 +570,7 @@ def parse_pod(raw: Raw, path: str = "") -> Pod:
     name = get_str(meta, "name", mpath)
     if not name:
         raise FieldError(f"{mpath}.name", "Required value: name is required")
-    namespace = get_str(meta, "namespace", mpath, "default") or "default"
+    namespace = intern(get_str(meta, "namespace", mpath, "default") or "default")
     containers_raw = get_list(spec, "containers", spath)
     init_raw = get_list(spec, "initContainers", spath)
     affinity = get_map(spec, "affinity", spath)
@@ -564,11 +583,13 @@ def parse_pod(raw: Raw, path: str = "") -> Pod:
         name=name,
         labels=get_str_map(meta, "labels", mpath),
         annotations=get_str_map(meta, "annotations", mpath),
-        node_name=get_str(spec, "nodeName", spath),
-        scheduler_name=get_str(spec, "schedulerName", spath, "default-scheduler") or "default-scheduler",
+        node_name=intern(get_str(spec, "nodeName", spath)),
+        scheduler_name=intern(
+            get_str(spec, "schedulerName", spath, "default-scheduler") or "default-scheduler"
+        ),
         priority=get_int(spec, "priority", spath),
-        priority_class_name=get_str(spec, "priorityClassName", spath),
-        preemption_policy=get_str(spec, "preemptionPolicy", spath, "PreemptLowerPriority"),
+        priority_class_name=intern(get_str(spec, "priorityClassName", spath)),
+        preemption_policy=intern(get_str(spec, "preemptionPolicy", spath, "PreemptLowerPriority")),
         scheduling_gates=[
             get_str(
                 get_map_item(gates, i, f"{spath}.schedulingGates[{i}]"),
@@ -610,8 +631,8 @@ def parse_pod(raw: Raw, path: str = "") -> Pod:
         owner_references=parse_owner_references(meta, mpath),
         nominated_node_name=get_str(status, "nominatedNodeName", _join(path, "status")),
         deletion_timestamp=meta.get("deletionTimestamp") and get_str(meta, "deletionTimestamp", mpath),
-        creation_timestamp=get_str(meta, "creationTimestamp", mpath),
-        phase=get_str(status, "phase", _join(path, "status")),
+        creation_timestamp=intern(get_str(meta, "creationTimestamp", mpath)),
+        phase=intern(get_str(status, "phase", _join(path, "status"))),
         raw=raw,
         # --- NodeDeclaredFeatures and DynamicResources (issue 19) ---
         host_network=get_bool(spec, "hostNetwork", spath),
@@ -747,6 +768,24 @@ class ContainerImage:
     size_bytes: int
 
 
+_shared_images: dict[tuple[tuple[str, ...], int], ContainerImage] = {}
+
+
+def shared_image(names: tuple[str, ...], size_bytes: int) -> ContainerImage:
+    """One :class:`ContainerImage` for equal entries: the same images are on many nodes, and every
+    node's status lists them. Callers never mutate it."""
+    key = (names, size_bytes)
+    image = _shared_images.get(key)
+    if image is None:
+        if len(_shared_images) >= _SHARED_IMAGES_LIMIT:
+            _shared_images.clear()  # a bound, not an eviction policy: sharing is an optimisation only
+        image = _shared_images[key] = ContainerImage(list(names), size_bytes)
+    return image
+
+
+_SHARED_IMAGES_LIMIT = 65536
+
+
 @dataclass(slots=True, eq=False)
 class Node:
     """A node as the scheduler sees it."""
@@ -785,8 +824,9 @@ def parse_node(raw: Raw, path: str = "") -> Node:
         ipath = f"{stpath}.images[{i}]"
         image = get_map_item(image_list, i, ipath)
         images.append(
-            ContainerImage(
-                [str(n) for n in get_list(image, "names", ipath)], get_int(image, "sizeBytes", ipath, 0) or 0
+            shared_image(
+                tuple(intern(str(n)) for n in get_list(image, "names", ipath)),
+                get_int(image, "sizeBytes", ipath, 0) or 0,
             )
         )
     return Node(
@@ -836,3 +876,187 @@ def parse_priority_class(raw: Raw, path: str = "") -> PriorityClass:
 def pod_priority(pod: Pod) -> int:
     """``corev1helpers.PodPriority``: spec.priority, 0 when unset."""
     return pod.priority if pod.priority is not None else 0
+
+
+# --- what a cache keeps of a document ----------------------------------------------------------
+#
+# A parsed Pod or Node keeps a document beside its fields (``raw``) for the few readers that want
+# JSON: event references (kind, apiVersion, name, namespace, uid, resourceVersion), status patches
+# (a pod's generation, conditions and nominatedNodeName), preemption (startTime, the DisruptionTarget
+# condition), PodTopologySpread (owner references with their apiVersion), resource limits (the
+# kube_pod_resource_limit metric), InterPodAffinity's messages (the raw affinity terms), ImageLocality
+# (image volumes), the queue's change detection (claim statuses; node taints, conditions, annotations
+# and declared features) and the extender's echo of a request's own objects (those keep everything).
+# An informer's cache holds tens of thousands of pods, so it keeps only those parts of each document
+# (kube-scheduler's informers drop managedFields in their transform and keep typed structs); the rest
+# (managedFields, env, probes, volume mounts, most volumes, container statuses, tolerations and the
+# other fields kept parsed) is dropped at decode. Labels and annotations are the parsed (interned)
+# maps, shared with the document; owner references and container limits, identical on every pod of
+# a workload, are shared between documents. Nothing mutates a cached document.
+
+#: ``metadata`` fields a cached pod's document keeps.
+POD_METADATA_KEPT = (
+    "name",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+)
+#: ``spec`` fields a cached pod's document keeps as they are (containers and volumes are slimmed).
+POD_SPEC_KEPT = (
+    "nodeName",
+    "schedulerName",
+    "priority",
+    "priorityClassName",
+    "preemptionPolicy",
+    "affinity",
+    "resources",
+    "resourceClaims",
+)
+#: Volume sources no scheduling code reads: such volumes are dropped from a cached document.
+UNREAD_VOLUME_SOURCES = frozenset(
+    ("configMap", "secret", "projected", "emptyDir", "downwardAPI", "hostPath", "nfs")
+)
+#: ``status`` fields a cached pod's document keeps.
+POD_STATUS_KEPT = (
+    "phase",
+    "conditions",
+    "nominatedNodeName",
+    "startTime",
+    "resourceClaimStatuses",
+    "extendedResourceClaimStatus",
+)
+#: ``status`` fields a cached node's document keeps (allocatable and images are parsed; capacity,
+#: addresses, nodeInfo, daemonEndpoints and volume lists are read by nothing in the scheduler). Of
+#: its conditions only type and status are kept: what the queue compares.
+NODE_STATUS_KEPT = ("conditions", "declaredFeatures")
+
+_SHARED_LIMIT = 65536
+_shared_values: dict[bytes, Any] = {}
+
+
+def shared_value(value: Any) -> Any:
+    """One canonical instance of an equal JSON value (owner references, container limits), so that
+    thousands of cached documents of one workload hold one copy. Callers never mutate it."""
+    try:
+        key = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return value
+    found = _shared_values.get(key)
+    if found is not None:
+        return found
+    if len(_shared_values) >= _SHARED_LIMIT:
+        _shared_values.clear()  # a bound, not an eviction policy: sharing is an optimisation only
+    _shared_values[key] = value
+    return value
+
+
+def _pick(obj: Any, keys: tuple[str, ...]) -> dict[str, Any]:
+    if type(obj) is not dict and not isinstance(obj, Mapping):
+        return {}
+    return {k: obj[k] for k in keys if k in obj}
+
+
+def _slim_container(container: Any, init: bool) -> Any:
+    """A container reduced to its limits (what :func:`~app.api.resources.pod_limits` reads) and, for
+    an init container, its restartPolicy; one entry per container, so positions still match."""
+    if type(container) is not dict and not isinstance(container, Mapping):
+        return container
+    slim: dict[str, Any] = {}
+    resources = container.get("resources")
+    if isinstance(resources, Mapping) and resources.get("limits"):
+        slim["resources"] = shared_value({"limits": resources["limits"]})
+    if init and "restartPolicy" in container:
+        slim["restartPolicy"] = container["restartPolicy"]
+    return slim
+
+
+def slim_pod_document(raw: Raw, pod: Pod) -> dict[str, Any]:
+    """The parts of a pod's document a cache keeps (see the comment above), for ``pod.raw``.
+
+    ``pod`` is ``raw`` parsed; its label and annotation maps are shared with the document.
+    """
+    meta = _pick(raw.get("metadata"), POD_METADATA_KEPT)
+    meta["namespace"] = pod.namespace
+    if "labels" in meta:
+        meta["labels"] = pod.labels
+    if "annotations" in meta:
+        meta["annotations"] = pod.annotations
+    if "ownerReferences" in meta:
+        meta["ownerReferences"] = shared_value(meta["ownerReferences"])
+    if "creationTimestamp" in meta:
+        meta["creationTimestamp"] = pod.creation_timestamp
+    spec = raw.get("spec")
+    slim_spec = _pick(spec, POD_SPEC_KEPT)
+    if pod.node_name:
+        slim_spec["nodeName"] = pod.node_name
+    if "schedulerName" in slim_spec:
+        slim_spec["schedulerName"] = pod.scheduler_name
+    if isinstance(spec, Mapping):
+        for key, init in (("containers", False), ("initContainers", True)):
+            items = spec.get(key)
+            if isinstance(items, list):
+                slim_spec[key] = [_slim_container(c, init) for c in items]
+        volumes = spec.get("volumes")
+        if isinstance(volumes, list):
+            kept = [
+                v for v in volumes if not (isinstance(v, Mapping) and UNREAD_VOLUME_SOURCES.intersection(v))
+            ]
+            if kept:
+                slim_spec["volumes"] = kept
+    doc: dict[str, Any] = {
+        "kind": raw.get("kind") or "Pod",
+        "apiVersion": raw.get("apiVersion") or "v1",
+        "metadata": meta,
+        "spec": slim_spec,
+    }
+    status = _pick(raw.get("status"), POD_STATUS_KEPT)
+    if status:
+        if "phase" in status:
+            status["phase"] = pod.phase
+        doc["status"] = status
+    return doc
+
+
+def slim_node_document(raw: Raw, node: Node) -> dict[str, Any]:
+    """The parts of a node's document a cache keeps: metadata without managedFields, the spec, and
+    :data:`NODE_STATUS_KEPT` of the status."""
+    meta = raw.get("metadata")
+    slim_meta = {k: v for k, v in meta.items() if k != "managedFields"} if isinstance(meta, Mapping) else {}
+    if "labels" in slim_meta:
+        slim_meta["labels"] = node.labels
+    doc: dict[str, Any] = {
+        "kind": raw.get("kind") or "Node",
+        "apiVersion": raw.get("apiVersion") or "v1",
+        "metadata": slim_meta,
+    }
+    if "spec" in raw:
+        doc["spec"] = raw["spec"]
+    status = _pick(raw.get("status"), NODE_STATUS_KEPT)
+    conditions = status.get("conditions")
+    if isinstance(conditions, list):
+        status["conditions"] = shared_value(
+            [
+                {k: c[k] for k in ("type", "status") if k in c} if isinstance(c, Mapping) else c
+                for c in conditions
+            ]
+        )
+    if status:
+        doc["status"] = status
+    return doc
+
+
+def without_managed_fields(raw: Raw) -> dict[str, Any]:
+    """``raw`` without ``metadata.managedFields``: what kube-scheduler's informers keep of an object
+    (their transform), for a cache whose pods may be sent whole to an HTTP extender."""
+    doc = dict(raw)
+    meta = raw.get("metadata")
+    if isinstance(meta, Mapping) and "managedFields" in meta:
+        doc["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
+    return doc

@@ -20,7 +20,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from app import logs
-from app.api.objects import Node, Pod, parse_node, parse_pod
+from app.api.objects import (
+    Node,
+    Pod,
+    parse_node,
+    parse_pod,
+    slim_node_document,
+    slim_pod_document,
+    without_managed_fields,
+)
 from app.backend.cache.cache import Cache
 from app.kube.client import KubeClient
 from app.kube.informer import (
@@ -49,6 +57,7 @@ __all__ = [
     "PodHandler",
     "decode_node",
     "decode_pod",
+    "decode_whole_pod",
     "engine_informers",
 ]
 
@@ -81,13 +90,27 @@ class ObjectStore(Protocol):
 
 
 def decode_node(raw: dict[str, Any]) -> Node:
-    """An informer's decoder for nodes."""
-    return parse_node(raw, "Node")
+    """An informer's decoder for nodes: the parsed node, keeping only its slim document."""
+    node = parse_node(raw, "Node")
+    node.raw = slim_node_document(raw, node)
+    return node
 
 
 def decode_pod(raw: dict[str, Any]) -> Pod:
-    """An informer's decoder for pods."""
-    return parse_pod(raw, "Pod")
+    """An informer's decoder for pods: the parsed pod, keeping only its slim document
+    (:func:`~app.api.objects.slim_pod_document`)."""
+    pod = parse_pod(raw, "Pod")
+    pod.raw = slim_pod_document(raw, pod)
+    return pod
+
+
+def decode_whole_pod(raw: dict[str, Any]) -> Pod:
+    """An informer's decoder for pods that may be sent whole to an HTTP extender (the pod being
+    scheduled, full preemption victims): the document without managedFields, as kube-scheduler's
+    informers keep it."""
+    pod = parse_pod(raw, "Pod")
+    pod.raw = without_managed_fields(raw)
+    return pod
 
 
 class NodeHandler:

@@ -22,6 +22,8 @@ given with the handler; an object that fails to decode is logged and skipped, ne
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import random
 import threading
 import time
@@ -327,30 +329,60 @@ class Reflector:
             params["fieldSelector"] = self.rtype.field_selector
         return params
 
-    def _list(self) -> tuple[str, list[dict[str, Any]]]:
-        """All pages of a consistent list: (resourceVersion, raw items)."""
-        items: list[dict[str, Any]] = []
-        token, version = "", ""
-        while True:
-            if self._stop.is_set():
-                raise _Relist()  # the loop sees the stop flag and ends
-            try:
-                page = self.client.get_json(self.rtype.path, self._list_params(token))
-            except KubeError as err:
-                if err.status == 410 and token:
-                    # The continue token expired mid-list: start the list over, from a new snapshot.
-                    logs.info("List continue token expired; relisting", 2, resource=self.rtype.resource)
-                    items, token, version = [], "", ""
-                    continue
-                raise
-            self.stats.pages += 1
-            meta = page.get("metadata") or {}
-            if not version:
-                version = str(meta.get("resourceVersion") or "")  # constant across pages
-            items.extend(page.get("items") or [])
-            token = str(meta.get("continue") or "")
-            if not token:
-                return version, items
+    def _list(self, stream: bool) -> tuple[str, dict[str, _Entry], bool]:
+        """All pages of a consistent list, each decoded as it arrives: (resourceVersion, new store,
+        whether every object was already handed to the handler as an add).
+
+        Only one page's raw documents exist at a time: a page is decoded into the store and
+        dropped before the next but one is asked for. The next page is requested as soon as this
+        one's continue token is known, so the API server encodes it while this one is decoded.
+        With ``stream`` (the first list: every object is an add) each object goes to the handler
+        as soon as it is decoded, not after the last page; a list that has to start over (its
+        continue token expired) falls back to replaying the difference at the end.
+
+        The cyclic collector is paused while the list is read and decoded: each page creates
+        hundreds of thousands of containers, and every collection they set off would walk all of
+        them, and all the pages before (``berth run`` then freezes its cache out of the collector's
+        reach once synced).
+        """
+        store: dict[str, _Entry] = {}
+        version = ""
+        with _COLLECTOR.paused():
+            fetch = _PageFetch(self._fetch_page, "", self.rtype.resource)
+            while True:
+                if self._stop.is_set():
+                    raise _Relist()  # the loop sees the stop flag and ends
+                try:
+                    page = fetch.result()
+                except KubeError as err:
+                    if err.status == 410 and fetch.token:
+                        # The continue token expired mid-list: start the list over, from a new snapshot.
+                        logs.info("List continue token expired; relisting", 2, resource=self.rtype.resource)
+                        if stream:
+                            self._store, stream = store, False  # what the handler has is the old state
+                        store, version = {}, ""
+                        fetch = _PageFetch(self._fetch_page, "", self.rtype.resource)
+                        continue
+                    raise
+                self.stats.pages += 1
+                meta = page.get("metadata") or {}
+                if not version:
+                    version = str(meta.get("resourceVersion") or "")  # constant across pages
+                token = str(meta.get("continue") or "")
+                if token:
+                    fetch = _PageFetch(self._fetch_page, token, self.rtype.resource)
+                for raw in page.get("items") or []:
+                    decoded = self._decode(raw)
+                    if decoded is not None:
+                        store[decoded[0]] = decoded[1]
+                        if stream:
+                            self._dispatch("add", decoded[1].obj)
+                del page
+                if not token:
+                    return version, store, stream
+
+    def _fetch_page(self, token: str) -> dict[str, Any]:
+        return self.client.get_json(self.rtype.path, self._list_params(token))
 
     def _decode(self, raw: Any) -> tuple[str, _Entry] | None:
         """(key, entry) for a raw object, or None (logged) when it does not decode."""
@@ -374,12 +406,7 @@ class Reflector:
 
     def _list_and_replace(self) -> None:
         """List, swap the store, then replay the difference to the handler."""
-        version, items = self._list()
-        new: dict[str, _Entry] = {}
-        for raw in items:
-            decoded = self._decode(raw)
-            if decoded is not None:
-                new[decoded[0]] = decoded[1]
+        version, new, streamed = self._list(stream=not self._synced.is_set() and not self._store)
         old, self._store = self._store, new
         self.resource_version = version
         self.stats.lists += 1
@@ -395,7 +422,7 @@ class Reflector:
         for key, entry in old.items():
             if key not in new:
                 self._dispatch("delete", entry.obj)
-        for key, entry in new.items():
+        for key, entry in () if streamed else new.items():
             previous = old.get(key)
             if previous is None:
                 self._dispatch("add", entry.obj)
@@ -639,6 +666,63 @@ class InformerSet:
             return None
         waiting = [name for name, r in self.reflectors.items() if not r.handlers_synced()]
         return f"waiting for handlers to sync: {', '.join(waiting)}"
+
+
+class _CollectorPause:
+    """The cyclic collector paused while any reflector lists (decoded documents hold no cycles:
+    nothing leaks), and back on when the last one is done, unless it was off before the first."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._was_enabled = False
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        with self._lock:
+            if self._depth == 0:
+                self._was_enabled = gc.isenabled()
+                gc.disable()
+            self._depth += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._depth -= 1
+                if self._depth == 0 and self._was_enabled:
+                    gc.enable()
+
+
+_COLLECTOR = _CollectorPause()
+
+
+class _PageFetch:
+    """One list page requested on a thread of its own, so that the caller decodes the previous page
+    while the API server encodes this one."""
+
+    def __init__(self, fetch: Callable[[str], dict[str, Any]], token: str, resource: str) -> None:
+        self.token = token
+        self._fetch = fetch
+        self._done = threading.Event()
+        self._page: dict[str, Any] | None = None
+        self._error: BaseException | None = None
+        threading.Thread(target=self._run, name=f"list-{resource}", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            self._page = self._fetch(self.token)
+        except BaseException as err:  # handed to the caller, which decides (relist, back off)
+            self._error = err
+        finally:
+            self._done.set()
+
+    def result(self) -> dict[str, Any]:
+        """The page, or the request's error raised."""
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._page is not None
+        return self._page
 
 
 def _close(stream: Iterator[dict[str, Any]]) -> None:

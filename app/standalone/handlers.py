@@ -44,7 +44,7 @@ from app.framework.events import (
 )
 from app.kube.client import KubeClient
 from app.kube.dra import DRA_RESOURCES
-from app.kube.handlers import OBJECT_RESOURCES, ObjectHandler, decode_node, decode_pod
+from app.kube.handlers import OBJECT_RESOURCES, ObjectHandler, decode_node, decode_pod, decode_whole_pod
 from app.kube.informer import NODES, PODS, STORAGE_RESOURCES, InformerSet, ResourceType, object_key
 from app.scheduler.scheduler import ClusterObjects, Engine
 
@@ -283,7 +283,10 @@ def scheduler_informers(
     """Nodes, pods and the plugins' other kinds, with the handlers above."""
     informers = InformerSet(client)
     informers.add(NODES, TimedHandler(QueueNodeHandler(engine, queue)), decode_node)
-    informers.add(PODS, TimedHandler(QueuePodHandler(engine, queue, on_deleted)), decode_pod)
+    # An HTTP extender is sent whole pods (the one being scheduled, full preemption victims), so with
+    # extenders the pods keep their whole documents; without, the slim cache keeps what berth reads.
+    pod_decoder = decode_whole_pod if engine.algorithm.extenders else decode_pod
+    informers.add(PODS, TimedHandler(QueuePodHandler(engine, queue, on_deleted)), pod_decoder)
     for rtype in OBJECT_RESOURCES:
         if rtype in STORAGE_RESOURCES:
             informers.add(rtype, StorageHandler(objects, queue, rtype.kind), _storage_decoder(rtype))

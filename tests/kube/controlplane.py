@@ -255,6 +255,8 @@ class LocalControlPlane:
     grace_period: float = 10.0
     keep_workdir: bool = False
     extra_apiserver_args: Sequence[str] = ()
+    #: An etcd data directory to start from (copied, never modified): a populated cluster reused across runs.
+    etcd_seed: Path | None = None
     server: str = ""
     etcd_url: str = ""
     kubeconfig: Path = field(default_factory=Path)
@@ -297,6 +299,8 @@ class LocalControlPlane:
         assert self.workdir is not None
         w = self.workdir
         shutil.rmtree(w / "etcd-data", ignore_errors=True)
+        if self.etcd_seed is not None:
+            shutil.copytree(self.etcd_seed, w / "etcd-data")
         pki = generate_pki(w / "pki")
         etcd_port, peer_port, api_port = free_ports(3)
         self.etcd_url = f"http://127.0.0.1:{etcd_port}"
