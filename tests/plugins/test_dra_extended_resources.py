@@ -28,12 +28,20 @@ from app.plugins.dynamicresources.plugin import (
     DELETION_COMPLETED,
     DynamicResources,
 )
+from app.plugins.noderesources.args import (
+    NodeResourcesBalancedAllocationArgs,
+    NodeResourcesFitArgs,
+    ResourceSpec,
+    ScoringStrategy,
+)
+from app.plugins.noderesources.balanced_allocation import NodeResourcesBalancedAllocation
 from app.plugins.noderesources.fit import NodeResourcesFit
 from app.plugins.registry import in_tree_registry
 from app.scheduler.scheduler import ClusterObjects, Engine
 from builders import make_node, make_pod
 from fakes import FakeHandle, FakeObjects
 from plugins.dra_helpers import dev, slice_raw
+from plugins.noderesources_helpers import snapshot, st_node, st_pod, util_node
 
 EXTENDED = "example.com/gpu"
 POD_UID = "1234"
@@ -603,3 +611,69 @@ def test_engine_without_the_gate_says_insufficient() -> None:
     result = e.schedule_one(gpu_pod())
     assert result.status == "Unschedulable"
     assert result.message.startswith(f"0/1 nodes are available: 1 Insufficient {EXTENDED}.")
+
+
+# --- scoring DRA-backed extended resources (fit_test.go, balanced_allocation_test.go) ---------------
+
+
+def scoring_store() -> DRAStore:
+    """``deviceClassWithExtendResourceName`` (no selectors: every device is of the class) and slices."""
+    return store_with(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "device-class-name"},
+            "spec": {"extendedResourceName": DRA_RESOURCE},
+        },
+        slice_raw("node1-slice", "node1", "node1", "test-driver", *(dev(f"device-{i}") for i in range(1, 4))),
+        slice_raw("node2-slice", "node2", "node2", "test-driver", dev("device-1"), dev("device-2")),
+    )
+
+
+@pytest.mark.parametrize("run_pre_score", [True, False])
+def test_least_allocated_scores_a_dra_backed_resource_on_its_devices(run_pre_score: bool) -> None:
+    args = NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(resources=[ResourceSpec(DRA_RESOURCE, 1)]))
+    plugin = NodeResourcesFit(args, FakeHandle(objects=_Objects(scoring_store())))
+    _, infos = snapshot([], [st_node("node1"), st_node("node2")])
+    pod = st_pod({DRA_RESOURCE: "1"})
+    state = CycleState()
+    if run_pre_score:
+        assert plugin.pre_score(state, pod, infos) is None
+    assert [plugin.score(state, pod, info) for info in infos] == [66, 50]
+    assert plugin.score_nodes(state, pod, infos) == [66, 50]
+
+
+@pytest.mark.parametrize("run_pre_score", [True, False])
+def test_balanced_allocation_counts_a_dra_backed_resource(run_pre_score: bool) -> None:
+    store = scoring_store()
+    store.delete("ResourceSlice", "node2-slice")
+    store.upsert(
+        "ResourceSlice",
+        "node1-slice",
+        slice_raw("node1-slice", "node1", "node1", "test-driver", *(dev(f"device-{i}") for i in range(1, 9))),
+    )
+    args = NodeResourcesBalancedAllocationArgs(
+        resources=[ResourceSpec("cpu", 1), ResourceSpec("memory", 1), ResourceSpec(DRA_RESOURCE, 1)]
+    )
+    plugin = NodeResourcesBalancedAllocation(args, FakeHandle(objects=_Objects(store)))
+    existing = [
+        st_pod({"cpu": "1000m"}, {"cpu": "2000m"}, node="node1"),
+        st_pod({"cpu": "1000m", "memory": "2000"}, {"cpu": "2000m", "memory": "3000"}, node="node2"),
+    ]
+    _, infos = snapshot(existing, [util_node("node1", 3500, 40000), util_node("node2", 3500, 40000)])
+    pod = st_pod({DRA_RESOURCE: "1"})
+    state = CycleState()
+    if run_pre_score:
+        assert plugin.pre_score(state, pod, infos) is None
+    assert [plugin.score(state, pod, info) for info in infos] == [76, 75]
+
+
+def test_without_the_gate_a_dra_backed_resource_is_left_out_of_scoring() -> None:
+    featuregates.DEFAULT.set("DRAExtendedResource=false")
+    args = NodeResourcesFitArgs(scoring_strategy=ScoringStrategy(resources=[ResourceSpec(DRA_RESOURCE, 1)]))
+    plugin = NodeResourcesFit(args, FakeHandle(objects=_Objects(scoring_store())))
+    _, infos = snapshot([], [st_node("node1"), st_node("node2")])
+    state = CycleState()
+    pod = st_pod({DRA_RESOURCE: "1"})
+    plugin.pre_score(state, pod, infos)
+    assert plugin.score_nodes(state, pod, infos) == [0, 0]

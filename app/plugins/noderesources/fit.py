@@ -4,8 +4,7 @@ With DRAExtendedResource (on by default), an extended resource the node's alloca
 DeviceClass backs is left to DynamicResources, which allocates devices for it.
 
 Not ported: the SidecarContainers / PodLevelResources feature switches (both always on in v1.36),
-pod signing, placement scoring, and scoring of DRA-backed extended resources (only reachable with
-such a resource among ``scoringStrategy.resources``).
+pod signing and placement scoring.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from app.api.resource import RESOURCE_DEVICE_CLASS_PREFIX, DeviceClass
 from app.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource, pod_requests
 from app.api.validation import is_extended_resource_name, raise_errors
 from app.framework.cycle_state import CycleState, StateData
+from app.framework.dra import DRAStore
 from app.framework.events import (
     DEVICE_CLASS,
     NODE,
@@ -44,7 +44,9 @@ from app.framework.interfaces import (
 )
 from app.framework.status import Code, Status
 from app.framework.types import NodeInfo, Resource
+from app.plugins.dynamicresources.cel import CelCache
 from app.plugins.noderesources.args import NodeResourcesFitArgs
+from app.plugins.noderesources.dra_scoring import DRAScoreState, dra_score_state
 from app.plugins.noderesources.resource_allocation import ResourceAllocationScorer
 
 NAME = "NodeResourcesFit"
@@ -56,7 +58,7 @@ REASON_INSUFFICIENT_CPU = "Insufficient cpu"
 REASON_INSUFFICIENT_MEMORY = "Insufficient memory"
 REASON_INSUFFICIENT_EPHEMERAL_STORAGE = "Insufficient ephemeral-storage"
 
-DeviceClassResolver = Callable[[str], object | None]
+DeviceClassResolver = Callable[[str], DeviceClass | None]
 """``DeviceClassResolver.GetDeviceClass``: the DeviceClass backing an extended resource, or None."""
 
 
@@ -96,12 +98,14 @@ class PreFilterState(StateData):
 
 
 class PreScoreState(StateData):
-    """The pod's request of each scoring resource, in ``scoringStrategy.resources`` order."""
+    """The pod's request of each scoring resource, in ``scoringStrategy.resources`` order, and the
+    DRA state when one of them is an extended resource backed by a DeviceClass."""
 
-    __slots__ = ("pod_requests",)
+    __slots__ = ("dra", "pod_requests")
 
-    def __init__(self, pod_requests: tuple[int, ...]) -> None:
+    def __init__(self, pod_requests: tuple[int, ...], dra: DRAScoreState | None = None) -> None:
         self.pod_requests = pod_requests
+        self.dra = dra
 
 
 def compute_pod_resource_request(
@@ -294,6 +298,8 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         )
         # DRAExtendedResource: the DRA store's DeviceClass lookup (kube's SharedDRAManager).
         dra_store = getattr(handle.objects, "dra", None)
+        self.dra_store: DRAStore | None = dra_store
+        self.cel_cache = CelCache()
         self.dra: DeviceClassResolver | None = (
             dra_store.class_for_extended_resource
             if dra_store is not None and featuregates.DEFAULT.enabled("DRAExtendedResource")
@@ -404,22 +410,28 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """Compute the pod's (non-zero) request of each scoring resource."""
-        state.write(PRE_SCORE_STATE_KEY, PreScoreState(self.scorer.pod_request_list(pod)))
+        state.write(PRE_SCORE_STATE_KEY, self._pre_score_state(pod))
         return None
+
+    def _pre_score_state(self, pod: Pod) -> PreScoreState:
+        dra = dra_score_state(self.dra_store, self.dra, self.scorer.names, self.cel_cache)
+        return PreScoreState(self.scorer.pod_request_list(pod), dra)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """The scoring strategy's score for ``node_info`` (no normalization)."""
         s = state.get(PRE_SCORE_STATE_KEY)
         # As kube: without PreScore state, compute the request here.
-        requests = s.pod_requests if isinstance(s, PreScoreState) else self.scorer.pod_request_list(pod)
+        if not isinstance(s, PreScoreState):
+            s = self._pre_score_state(pod)
         if not self.scorer.specs:
             raise PluginError("resources not found")
-        return self.scorer.score(node_info, requests)
+        return self.scorer.score(node_info, s.pod_requests, s.dra)
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
         """:meth:`score` for every node, reading the cycle state once."""
         s = state.get(PRE_SCORE_STATE_KEY)
-        requests = s.pod_requests if isinstance(s, PreScoreState) else self.scorer.pod_request_list(pod)
+        if not isinstance(s, PreScoreState):
+            s = self._pre_score_state(pod)
         if not self.scorer.specs:
             raise PluginError("resources not found")
-        return self.scorer.score_many(nodes, requests)
+        return self.scorer.score_many(nodes, s.pod_requests, s.dra)
