@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from app import featuregates
+from app import featuregates, metrics
 from app.api.objects import Pod
 from app.api.resource import (
     FINALIZER,
@@ -718,10 +718,13 @@ class DynamicResources(
         meta = {k: v for k, v in dict(raw.get("metadata") or {}).items() if k not in ("name", "uid")}
         raw["metadata"] = meta
         try:
-            return self.store.writer.create(raw)
+            created = self.store.writer.create(raw)
         except ClaimWriteError as err:
+            metrics.RESOURCE_CLAIM_CREATES.labels("failure").inc()
             namespace = meta.get("namespace", "")
             raise ClaimWriteError(f"create claim for extended resources {namespace}/: {err}") from None
+        metrics.RESOURCE_CLAIM_CREATES.labels("success").inc()
+        return created
 
     def _record_extended_resource_claim(
         self, s: _State, pod: Pod, claim: ResourceClaim, node_name: str
