@@ -18,6 +18,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from parity.gen_dra import add_dra
+
 Obj = dict[str, Any]
 
 ZONES = ("zone-a", "zone-b", "zone-c")
@@ -726,4 +728,5 @@ def generate(seed: int) -> Scenario:
         g.features.append("preemptor")
     config = g.config()
     objects = [*g.namespaces(), RUNTIME_CLASS, *g.nodes, *classes, *owners, *g.pdbs(), *running, pending]
+    add_dra(seed, objects, g.features)  # DRA and declared features in a share of scenarios (gen_dra.py)
     return Scenario(seed, objects, config, sorted(set(g.features)))
