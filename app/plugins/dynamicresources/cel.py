@@ -357,9 +357,9 @@ def device_verdict(cache: CelCache, expression: str, driver: str, device: Device
     compiled = cache.get_or_compile(expression)
     if compiled.error:
         return COMPILE_ERROR + compiled.error  # not remembered: it says nothing about the device
-    if device.cel_input is None:
-        device.cel_input = device_input(driver, device)
     try:
+        if device.cel_input is None:
+            device.cel_input = device_input(driver, device)
         verdict = compiled.matches(device.cel_input)
     except CelError as err:
         verdict = str(err)

@@ -112,6 +112,16 @@ ERR_API_UNSUPPORTED = "none of the supported fields are set"
 
 BINDING_POLL_SECONDS = 5.0
 
+#: Off-by-default DRA gates whose "on" behaviour berth does not have: turning one on is refused at
+#: start-up rather than silently scheduling as with it off. (DRAResourcePoolStatus does not touch
+#: the scheduler and is accepted.)
+UNIMPLEMENTED_GATES = (
+    "DRADeviceTaintRules",
+    "DRAListTypeAttributes",
+    "DRANodeAllocatableResources",
+    "DRAWorkloadResourceClaims",
+)
+
 
 def allocator_features() -> Features:
     """``AllocatorFeatures``: the allocator's features from the process's gates."""
@@ -185,6 +195,12 @@ class DynamicResources(
     def __init__(
         self, args: DynamicResourcesArgs | None, handle: Handle, store: DRAStore | None = None
     ) -> None:
+        for gate in UNIMPLEMENTED_GATES:
+            if featuregates.DEFAULT.enabled(gate):
+                raise ValueError(
+                    f"feature gate {gate} is enabled, but berth implements DynamicResources as "
+                    f"kube-scheduler v1.36.3 runs it with {gate} off (its default)"
+                )
         super().__init__(args, handle)
         self.args = args or DynamicResourcesArgs()
         # The engine's ClusterObjects carries the DRA store; a handle without one (unit tests of other
