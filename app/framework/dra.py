@@ -136,6 +136,14 @@ class DRAStore:
         self.writer: ClaimWriter = StoreClaimWriter(self)
         # extendedresourcecache: extended resource name -> the DeviceClass backing it.
         self._class_for_resource: dict[str, DeviceClass] = {}
+        # The devices in use, kept up to date claim by claim (GatherAllocatedState would otherwise
+        # walk every claim in every PreFilter): what each claim (its assumed or stored version, by
+        # key) and each in-flight allocation (by UID) contributes, and the reference counts of all.
+        self._contributions: dict[tuple[str, str], _Contribution] = {}
+        self._device_refs: dict[DeviceID, int] = {}
+        self._share_refs: dict[tuple[DeviceID, str], int] = {}
+        self._shared_device_refs: dict[DeviceID, int] = {}
+        self._consumed: dict[DeviceID, dict[str, Fraction]] = {}
         # The allocator's pools per node, valid while the slices stay the same (cleared on any change).
         self.pool_cache: dict[str, Any] = {}
         self.listeners: list[Callable[[str, Any, Any], None]] = []
@@ -168,6 +176,7 @@ class DRAStore:
                     or _newer_or_same(parsed.resource_version, assumed.resource_version)
                 ):
                     del self._assumed[key]
+                self._recount_claim(key)
         for listener in self.listeners:
             listener(kind, old, parsed)
 
@@ -183,6 +192,7 @@ class DRAStore:
                 self.pool_cache = {}
             if kind == "ResourceClaim":
                 self._assumed.pop(_store_key(kind, key), None)
+                self._recount_claim(_store_key(kind, key))
         if old is not None:
             for listener in self.listeners:
                 listener(kind, old, None)
@@ -287,6 +297,7 @@ class DRAStore:
         """Reserve: ``claim`` (with its allocation) is being allocated (``SignalClaimPendingAllocation``)."""
         with self._lock:
             self._pending[claim.uid] = claim
+            self._recount(("pending", claim.uid), claim)
 
     def pending_allocation(self, uid: str) -> ResourceClaim | None:
         """The in-flight version of the claim ``uid`` (``GetPendingAllocation``)."""
@@ -296,6 +307,7 @@ class DRAStore:
     def remove_pending_allocation(self, uid: str) -> bool:
         """Forget the in-flight allocation of ``uid``; True when there was one."""
         with self._lock:
+            self._recount(("pending", uid), None)
             return self._pending.pop(uid, None) is not None
 
     def assume(self, claim: ResourceClaim) -> None:
@@ -310,36 +322,92 @@ class DRAStore:
             ):
                 return
             self._assumed[claim.key] = claim
+            self._recount_claim(claim.key)
 
     def restore(self, namespace: str, name: str) -> None:
         """Drop an assumed version (``AssumedClaimRestore``)."""
         with self._lock:
             self._assumed.pop(f"{namespace}/{name}", None)
+            self._recount_claim(f"{namespace}/{name}")
 
     def allocated_state(self) -> AllocatedState:
         """Devices allocated by every claim plus the in-flight ones (``GatherAllocatedState``).
 
         Devices allocated with admin access do not count: an admin may look at a device in use.
+        The counts are kept as claims change, so this is a copy, not a walk over every claim.
         """
-        state = AllocatedState()
         with self._lock:
-            claims = self._current_claims()
-            claims.extend(self._pending.values())
-        for claim in claims:
-            if claim.allocation is None:
-                continue
-            for result in claim.allocation.results:
-                if result.admin_access:
-                    continue
-                device = (result.driver, result.pool, result.device)
-                if result.share_id:
-                    state.shared_device_ids.add((device, result.share_id))
-                    consumed = state.aggregated_capacity.setdefault(device, {})
-                    for name, amount in result.consumed_capacity.items():
-                        consumed[name] = consumed.get(name, Fraction(0)) + amount
-                else:
-                    state.allocated_devices.add(device)
-        return state
+            return AllocatedState(
+                set(self._device_refs),
+                set(self._share_refs),
+                {device: dict(self._consumed.get(device, {})) for device in self._shared_device_refs},
+            )
+
+    # --- the counts behind allocated_state (the caller holds the lock) -----------------------------
+
+    def _recount_claim(self, key: str) -> None:
+        self._recount(("claim", key), self._assumed.get(key) or self._claims.get(key))
+
+    def _recount(self, slot: tuple[str, str], claim: ResourceClaim | None) -> None:
+        """Replace what ``slot`` contributes to the counts by what ``claim`` does (None: nothing)."""
+        old = self._contributions.pop(slot, None)
+        if old is not None:
+            self._count(old, -1)
+        new = _contribution(claim) if claim is not None else None
+        if new is not None:
+            self._contributions[slot] = new
+            self._count(new, 1)
+
+    def _count(self, c: _Contribution, sign: int) -> None:
+        for device in c.devices:
+            _add_ref(self._device_refs, device, sign)
+        for share in c.shares:
+            _add_ref(self._share_refs, share, sign)
+            _add_ref(self._shared_device_refs, share[0], sign)
+        for device, name, amount in c.consumed:
+            consumed = self._consumed.setdefault(device, {})
+            total = consumed.get(name, Fraction(0)) + sign * amount
+            if total or sign > 0:
+                consumed[name] = total
+            else:
+                consumed.pop(name, None)
+            if not consumed:
+                del self._consumed[device]
+
+
+@dataclass(slots=True, frozen=True)
+class _Contribution:
+    """The devices one claim's allocation uses (admin access excluded)."""
+
+    devices: tuple[DeviceID, ...]
+    shares: tuple[tuple[DeviceID, str], ...]
+    consumed: tuple[tuple[DeviceID, str, Fraction], ...]
+
+
+def _contribution(claim: ResourceClaim) -> _Contribution | None:
+    if claim.allocation is None:
+        return None
+    devices: list[DeviceID] = []
+    shares: list[tuple[DeviceID, str]] = []
+    consumed: list[tuple[DeviceID, str, Fraction]] = []
+    for result in claim.allocation.results:
+        if result.admin_access:
+            continue
+        device = (result.driver, result.pool, result.device)
+        if result.share_id:
+            shares.append((device, result.share_id))
+            consumed.extend((device, name, amount) for name, amount in result.consumed_capacity.items())
+        else:
+            devices.append(device)
+    return _Contribution(tuple(devices), tuple(shares), tuple(consumed))
+
+
+def _add_ref(refs: dict[Any, int], key: Any, sign: int) -> None:
+    count = refs.get(key, 0) + sign
+    if count > 0:
+        refs[key] = count
+    else:
+        refs.pop(key, None)
 
 
 class StoreClaimWriter:
