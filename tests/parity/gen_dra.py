@@ -338,7 +338,13 @@ class _Dra:
         """Most generated pending pods fit nowhere for reasons of their own; in half the DRA scenarios
         the pending pod asks for little else, so that devices decide where it goes (and scores count)."""
         spec = self.pending["spec"]
-        for key in ("nodeSelector", "affinity", "topologySpreadConstraints", "resources", "priorityClassName"):
+        for key in (
+            "nodeSelector",
+            "affinity",
+            "topologySpreadConstraints",
+            "resources",
+            "priorityClassName",
+        ):
             spec.pop(key, None)
         for container in spec["containers"] + spec.get("initContainers", []):
             container.pop("ports", None)

@@ -64,4 +64,3 @@ def test_fields_of_disabled_gates_are_forbidden() -> None:
         "args.bindingTimeout: Forbidden: DRADeviceBindingConditions or DRAResourceClaimDeviceStatus "
         "feature gate is disabled"
     ) in str(err.value)
-
