@@ -259,6 +259,11 @@ PLUGIN_EXECUTION_DURATION = BulkHistogram(
     buckets=exponential_buckets(0.00001, 1.5, 20),
 )
 
+RESOURCE_CLAIM_CREATES = Counter(
+    "scheduler_resourceclaim_creates",
+    "Number of ResourceClaims creation requests within scheduler",
+    ["status"],
+)
 PREEMPTION_ATTEMPTS = Counter(
     "scheduler_preemption_attempts",
     "Total preemption attempts in the cluster till now",

@@ -38,6 +38,14 @@ ALLOCATION_RESULTS_MAX_SIZE = 32
 FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE = 8
 #: ``resourceapi.Finalizer``: set on a claim while it is allocated.
 FINALIZER = "resource.kubernetes.io/delete-protection"
+#: ``resourceapi.ExtendedResourceClaimAnnotation``: marks the claim the scheduler made for a pod's
+#: extended resources backed by a DeviceClass (DRAExtendedResource); its one valid value is "true".
+EXTENDED_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+#: ``resourceapi.ResourceDeviceClassPrefix``: every DeviceClass also backs the extended resource
+#: ``deviceclass.resource.kubernetes.io/<class name>``.
+RESOURCE_DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
+#: ``resourceapi.ResourceClaimReservedForMaxSize``: at most this many consumers share a claim.
+RESERVED_FOR_MAX_SIZE = 256
 
 ALLOCATION_MODE_EXACT_COUNT = "ExactCount"
 ALLOCATION_MODE_ALL = "All"
@@ -166,6 +174,7 @@ class DeviceClass:
     config: list[Raw]  # DeviceClassConfiguration items, copied into allocation results
     extended_resource_name: str
     raw: Raw = field(repr=False)
+    creation_timestamp: str = ""  # RFC 3339; the older class wins an extendedResourceName
 
 
 @dataclass(slots=True)
@@ -262,6 +271,9 @@ class ResourceClaim:
     reserved_for: list[ConsumerReference]
     devices_status: list[Raw]
     raw: Raw = field(repr=False)
+    # The scheduler's claim for extended resources (EXTENDED_RESOURCE_CLAIM_ANNOTATION is "true").
+    extended_resources: bool = False
+    controller_name: str = ""  # the name of the controlling owner
 
     @property
     def key(self) -> str:
@@ -456,7 +468,7 @@ def parse_resource_slice(raw: Raw, path: str = "ResourceSlice") -> ResourceSlice
 
 def parse_device_class(raw: Raw, path: str = "DeviceClass") -> DeviceClass:
     """Parse a DeviceClass."""
-    _, name = _meta(raw, path, "DeviceClass")
+    meta, name = _meta(raw, path, "DeviceClass")
     spath = f"{path}.spec"
     spec = get_map(raw, "spec", path)
     return DeviceClass(
@@ -465,6 +477,7 @@ def parse_device_class(raw: Raw, path: str = "DeviceClass") -> DeviceClass:
         config=[dict(c) for c in get_list(spec, "config", spath) if isinstance(c, Mapping)],
         extended_resource_name=get_str(spec, "extendedResourceName", spath),
         raw=raw,
+        creation_timestamp=get_str(meta, "creationTimestamp", f"{path}.metadata"),
     )
 
 
@@ -555,10 +568,11 @@ def parse_resource_claim(raw: Raw, path: str = "ResourceClaim") -> ResourceClaim
                 get_str(item, "uid", rpath),
             )
         )
-    controller_uid = ""
+    controller_uid = controller_name = ""
     for owner, opath in get_map_items(meta, "ownerReferences", mpath):
         if get_bool(owner, "controller", opath):
             controller_uid = get_str(owner, "uid", opath)
+            controller_name = get_str(owner, "name", opath)
     return ResourceClaim(
         namespace=get_str(meta, "namespace", mpath, "default") or "default",
         name=name,
@@ -576,6 +590,9 @@ def parse_resource_claim(raw: Raw, path: str = "ResourceClaim") -> ResourceClaim
         reserved_for=reserved,
         devices_status=[dict(d) for d in get_list(status, "devices", stpath) if isinstance(d, Mapping)],
         raw=raw,
+        extended_resources=get_map(meta, "annotations", mpath).get(EXTENDED_RESOURCE_CLAIM_ANNOTATION)
+        == "true",
+        controller_name=controller_name,
     )
 
 

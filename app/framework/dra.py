@@ -7,7 +7,10 @@ parsed once as they arrive (from informers or a state file), and what kube keeps
 - **in-flight allocations**: a claim allocated in Reserve and not yet written by PreBind is
   "pending"; its devices count as allocated so that no other pod gets them meanwhile, and another
   pod sharing the claim waits ("is in the process of being allocated");
-- **assumed claims**: the version PreBind wrote, used until the informer delivers it (or a newer one).
+- **assumed claims**: the version PreBind wrote, used until the informer delivers it (or a newer one);
+  a claim PreBind created (the one for a pod's extended resources) counts from the moment it exists;
+- **the extended resource cache** (``extendedresourcecache``, DRAExtendedResource): which DeviceClass
+  backs an extended resource, by its ``extendedResourceName`` or ``deviceclass.resource.kubernetes.io/<name>``.
 
 Writes to claims go through a :class:`ClaimWriter`: the API server for ``berth run``, the store
 itself (:class:`StoreClaimWriter`) for ``berth simulate`` and tests.
@@ -15,38 +18,90 @@ itself (:class:`StoreClaimWriter`) for ``berth simulate`` and tests.
 
 from __future__ import annotations
 
+import random
+import secrets
 import threading
+import time
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from fractions import Fraction
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
+from app import featuregates
+from app.api.objects import Pod
 from app.api.resource import (
     PARSERS,
+    RESOURCE_DEVICE_CLASS_PREFIX,
     DeviceClass,
     ResourceClaim,
     ResourceClaimTemplate,
     ResourceSlice,
     claim_with_status,
+    parse_resource_claim,
 )
 
 DRA_KINDS = frozenset(PARSERS)
+T = TypeVar("T")
 
 DeviceID = tuple[str, str, str]
 """(driver, pool, device)."""
 
 
 class ClaimWriteError(Exception):
-    """A claim update the API server (or the store) refused; the message is kube's error text."""
+    """A claim update the API server (or the store) refused; the message is kube's error text.
+
+    ``conflict`` marks a stale resourceVersion (HTTP 409), which kube retries after re-reading.
+    """
+
+    def __init__(self, message: str, *, conflict: bool = False) -> None:
+        super().__init__(message)
+        self.conflict = conflict
+
+
+#: client-go's ``retry.DefaultRetry``: five tries, 10 ms apart (factor 1, jitter 0.1).
+CONFLICT_RETRY_STEPS = 5
+CONFLICT_RETRY_DELAY = 0.010
+
+
+def retry_on_conflict(attempt: Callable[[bool], T]) -> T:
+    """``retry.RetryOnConflict(retry.DefaultRetry, fn)``: call ``attempt(refresh)`` until it does
+    not raise a conflict, at most CONFLICT_RETRY_STEPS times; ``refresh`` is False on the first call
+    and True after a conflict (the caller re-reads what it writes). The last conflict is raised."""
+    for step in range(CONFLICT_RETRY_STEPS):
+        try:
+            return attempt(step > 0)
+        except ClaimWriteError as err:
+            if not err.conflict or step == CONFLICT_RETRY_STEPS - 1:
+                raise
+        time.sleep(CONFLICT_RETRY_DELAY * (1 + 0.1 * random.random()))
+    raise AssertionError("unreachable")
 
 
 class ClaimWriter(Protocol):
-    """Where claim status updates go."""
+    """Where the DynamicResources plugin's writes go."""
 
     def update_status(
         self, claim: ResourceClaim, status: Mapping[str, Any], finalizers: list[str] | None = None
     ) -> ResourceClaim:
         """Write ``status`` (and, when given, ``finalizers`` first) and return the stored claim."""
+        ...
+
+    def get(self, namespace: str, name: str) -> ResourceClaim:
+        """The claim as stored now (kube's ``Get`` after a conflict); ClaimWriteError when gone."""
+        ...
+
+    def create(self, raw: Mapping[str, Any]) -> ResourceClaim:
+        """Create a claim (``metadata.generateName`` names it) and return it as stored."""
+        ...
+
+    def delete(self, claim: ResourceClaim) -> None:
+        """``deleteClaim``: drop the delete-protection finalizer (re-reading on conflicts), then delete."""
+        ...
+
+    def record_extended_resource_claim(self, pod: Pod, status: Mapping[str, Any]) -> None:
+        """Write the pod's ``status.extendedResourceClaimStatus`` (``PatchPodStatus``)."""
         ...
 
 
@@ -79,6 +134,16 @@ class DRAStore:
         self._pending: dict[str, ResourceClaim] = {}  # claim UID -> claim with its in-flight allocation
         self._assumed: dict[str, ResourceClaim] = {}  # claim key -> the version we wrote
         self.writer: ClaimWriter = StoreClaimWriter(self)
+        # extendedresourcecache: extended resource name -> the DeviceClass backing it.
+        self._class_for_resource: dict[str, DeviceClass] = {}
+        # The devices in use, kept up to date claim by claim (GatherAllocatedState would otherwise
+        # walk every claim in every PreFilter): what each claim (its assumed or stored version, by
+        # key) and each in-flight allocation (by UID) contributes, and the reference counts of all.
+        self._contributions: dict[tuple[str, str], _Contribution] = {}
+        self._device_refs: dict[DeviceID, int] = {}
+        self._share_refs: dict[tuple[DeviceID, str], int] = {}
+        self._shared_device_refs: dict[DeviceID, int] = {}
+        self._consumed: dict[DeviceID, dict[str, Fraction]] = {}
         # The allocator's pools per node, valid while the slices stay the same (cleared on any change).
         self.pool_cache: dict[str, Any] = {}
         self.listeners: list[Callable[[str, Any, Any], None]] = []
@@ -100,6 +165,8 @@ class DRAStore:
         with self._lock:
             old = table.get(key)
             table[key] = parsed
+            if kind == "DeviceClass":
+                self._map_extended_resources(parsed, old)
             if kind == "ResourceSlice":
                 self.pool_cache = {}
             if kind == "ResourceClaim":
@@ -109,6 +176,7 @@ class DRAStore:
                     or _newer_or_same(parsed.resource_version, assumed.resource_version)
                 ):
                     del self._assumed[key]
+                self._recount_claim(key)
         for listener in self.listeners:
             listener(kind, old, parsed)
 
@@ -118,10 +186,13 @@ class DRAStore:
             return
         with self._lock:
             old = self._table(kind).pop(_store_key(kind, key), None)
+            if kind == "DeviceClass" and old is not None:
+                self._unmap_extended_resources(old)
             if kind == "ResourceSlice":
                 self.pool_cache = {}
             if kind == "ResourceClaim":
                 self._assumed.pop(_store_key(kind, key), None)
+                self._recount_claim(_store_key(kind, key))
         if old is not None:
             for listener in self.listeners:
                 listener(kind, old, None)
@@ -135,7 +206,47 @@ class DRAStore:
         }
         return tables[kind]
 
+    def _map_extended_resources(self, new: DeviceClass, old: DeviceClass | None) -> None:
+        """``updateResourceName2class``, quirks included: of two classes naming the same extended
+        resource the older (then the one whose name sorts first) keeps it, and an update that loses
+        that contest changes nothing, not even the class's implicit name."""
+        if new.extended_resource_name:
+            holder = self._class_for_resource.get(new.extended_resource_name)
+            if holder is not None:
+                new_time, holder_time = (
+                    _unix_time(new.creation_timestamp),
+                    _unix_time(holder.creation_timestamp),
+                )
+                if new_time > holder_time or (new_time == holder_time and new.name >= holder.name):
+                    return
+        if old is not None:
+            self._class_for_resource.pop(RESOURCE_DEVICE_CLASS_PREFIX + old.name, None)
+            if old.extended_resource_name:
+                self._class_for_resource.pop(old.extended_resource_name, None)
+        if new.extended_resource_name:
+            self._class_for_resource[new.extended_resource_name] = new
+        self._class_for_resource[RESOURCE_DEVICE_CLASS_PREFIX + new.name] = new
+
+    def _unmap_extended_resources(self, old: DeviceClass) -> None:
+        """``removeResourceName2class``: both names go, whichever class held the explicit one."""
+        self._class_for_resource.pop(RESOURCE_DEVICE_CLASS_PREFIX + old.name, None)
+        if old.extended_resource_name:
+            self._class_for_resource.pop(old.extended_resource_name, None)
+
     # --- reading -----------------------------------------------------------------------------------
+
+    def maps_extended_resources(self) -> bool:
+        """Whether any extended resource is backed by a DeviceClass (a cheap test before a pod's
+        requests are looked at)."""
+        return bool(self._class_for_resource) and featuregates.DEFAULT.enabled("DRAExtendedResource")
+
+    def class_for_extended_resource(self, resource_name: str) -> DeviceClass | None:
+        """``DeviceClassResolver.GetDeviceClass``: the DeviceClass backing an extended resource;
+        always None with DRAExtendedResource off (kube then has no cache)."""
+        if not featuregates.DEFAULT.enabled("DRAExtendedResource"):
+            return None
+        with self._lock:
+            return self._class_for_resource.get(resource_name)
 
     def get_class(self, name: str) -> DeviceClass | None:
         """The DeviceClass ``name``."""
@@ -156,7 +267,14 @@ class DRAStore:
     def list_claims(self) -> list[ResourceClaim]:
         """Every claim (assumed versions first)."""
         with self._lock:
-            return [self._assumed.get(k, c) for k, c in self._claims.items()]
+            return self._current_claims()
+
+    def _current_claims(self) -> list[ResourceClaim]:
+        """Stored claims in their assumed versions, then assumed claims the informer has not
+        delivered yet (created by PreBind); the caller holds the lock."""
+        claims = [self._assumed.get(k, c) for k, c in self._claims.items()]
+        claims.extend(c for k, c in self._assumed.items() if k not in self._claims)
+        return claims
 
     def list_slices(self) -> list[ResourceSlice]:
         """Every ResourceSlice."""
@@ -179,6 +297,7 @@ class DRAStore:
         """Reserve: ``claim`` (with its allocation) is being allocated (``SignalClaimPendingAllocation``)."""
         with self._lock:
             self._pending[claim.uid] = claim
+            self._recount(("pending", claim.uid), claim)
 
     def pending_allocation(self, uid: str) -> ResourceClaim | None:
         """The in-flight version of the claim ``uid`` (``GetPendingAllocation``)."""
@@ -188,6 +307,7 @@ class DRAStore:
     def remove_pending_allocation(self, uid: str) -> bool:
         """Forget the in-flight allocation of ``uid``; True when there was one."""
         with self._lock:
+            self._recount(("pending", uid), None)
             return self._pending.pop(uid, None) is not None
 
     def assume(self, claim: ResourceClaim) -> None:
@@ -202,36 +322,92 @@ class DRAStore:
             ):
                 return
             self._assumed[claim.key] = claim
+            self._recount_claim(claim.key)
 
     def restore(self, namespace: str, name: str) -> None:
         """Drop an assumed version (``AssumedClaimRestore``)."""
         with self._lock:
             self._assumed.pop(f"{namespace}/{name}", None)
+            self._recount_claim(f"{namespace}/{name}")
 
     def allocated_state(self) -> AllocatedState:
         """Devices allocated by every claim plus the in-flight ones (``GatherAllocatedState``).
 
         Devices allocated with admin access do not count: an admin may look at a device in use.
+        The counts are kept as claims change, so this is a copy, not a walk over every claim.
         """
-        state = AllocatedState()
         with self._lock:
-            claims = [self._assumed.get(k, c) for k, c in self._claims.items()]
-            claims.extend(self._pending.values())
-        for claim in claims:
-            if claim.allocation is None:
-                continue
-            for result in claim.allocation.results:
-                if result.admin_access:
-                    continue
-                device = (result.driver, result.pool, result.device)
-                if result.share_id:
-                    state.shared_device_ids.add((device, result.share_id))
-                    consumed = state.aggregated_capacity.setdefault(device, {})
-                    for name, amount in result.consumed_capacity.items():
-                        consumed[name] = consumed.get(name, Fraction(0)) + amount
-                else:
-                    state.allocated_devices.add(device)
-        return state
+            return AllocatedState(
+                set(self._device_refs),
+                set(self._share_refs),
+                {device: dict(self._consumed.get(device, {})) for device in self._shared_device_refs},
+            )
+
+    # --- the counts behind allocated_state (the caller holds the lock) -----------------------------
+
+    def _recount_claim(self, key: str) -> None:
+        self._recount(("claim", key), self._assumed.get(key) or self._claims.get(key))
+
+    def _recount(self, slot: tuple[str, str], claim: ResourceClaim | None) -> None:
+        """Replace what ``slot`` contributes to the counts by what ``claim`` does (None: nothing)."""
+        old = self._contributions.pop(slot, None)
+        if old is not None:
+            self._count(old, -1)
+        new = _contribution(claim) if claim is not None else None
+        if new is not None:
+            self._contributions[slot] = new
+            self._count(new, 1)
+
+    def _count(self, c: _Contribution, sign: int) -> None:
+        for device in c.devices:
+            _add_ref(self._device_refs, device, sign)
+        for share in c.shares:
+            _add_ref(self._share_refs, share, sign)
+            _add_ref(self._shared_device_refs, share[0], sign)
+        for device, name, amount in c.consumed:
+            consumed = self._consumed.setdefault(device, {})
+            total = consumed.get(name, Fraction(0)) + sign * amount
+            if total or sign > 0:
+                consumed[name] = total
+            else:
+                consumed.pop(name, None)
+            if not consumed:
+                del self._consumed[device]
+
+
+@dataclass(slots=True, frozen=True)
+class _Contribution:
+    """The devices one claim's allocation uses (admin access excluded)."""
+
+    devices: tuple[DeviceID, ...]
+    shares: tuple[tuple[DeviceID, str], ...]
+    consumed: tuple[tuple[DeviceID, str, Fraction], ...]
+
+
+def _contribution(claim: ResourceClaim) -> _Contribution | None:
+    if claim.allocation is None:
+        return None
+    devices: list[DeviceID] = []
+    shares: list[tuple[DeviceID, str]] = []
+    consumed: list[tuple[DeviceID, str, Fraction]] = []
+    for result in claim.allocation.results:
+        if result.admin_access:
+            continue
+        device = (result.driver, result.pool, result.device)
+        if result.share_id:
+            shares.append((device, result.share_id))
+            consumed.extend((device, name, amount) for name, amount in result.consumed_capacity.items())
+        else:
+            devices.append(device)
+    return _Contribution(tuple(devices), tuple(shares), tuple(consumed))
+
+
+def _add_ref(refs: dict[Any, int], key: Any, sign: int) -> None:
+    count = refs.get(key, 0) + sign
+    if count > 0:
+        refs[key] = count
+    else:
+        refs.pop(key, None)
 
 
 class StoreClaimWriter:
@@ -240,22 +416,78 @@ class StoreClaimWriter:
     def __init__(self, store: DRAStore) -> None:
         self.store = store
         self._version = 0
+        self.extended_resource_claims: dict[str, dict[str, Any]] = {}  # pod key -> its status field
 
     def update_status(
         self, claim: ResourceClaim, status: Mapping[str, Any], finalizers: list[str] | None = None
     ) -> ResourceClaim:
         """Store the claim with the new status, as the API server would return it."""
-        current = self.store.get_claim(claim.namespace, claim.name)
-        if current is None or current.uid != claim.uid:
-            raise ClaimWriteError(f'resourceclaims.resource.k8s.io "{claim.name}" not found')
-        updated = claim_with_status(current, status, finalizers)
+        current = self.get(claim.namespace, claim.name)
+        if current.uid != claim.uid:
+            raise ClaimWriteError(_not_found(claim.name))
+        if claim.resource_version and claim.resource_version != current.resource_version:
+            raise ClaimWriteError(_conflict(claim.name), conflict=True)
+        return self._store(claim_with_status(current, status, finalizers).raw)
+
+    def get(self, namespace: str, name: str) -> ResourceClaim:
+        """The claim as the store has it now."""
+        current = self.store.get_claim(namespace, name)
+        if current is None:
+            raise ClaimWriteError(_not_found(name))
+        return current
+
+    def create(self, raw: Mapping[str, Any]) -> ResourceClaim:
+        """Store a new claim named from its ``generateName``, with a UID and a creation time."""
+        meta = dict(raw.get("metadata") or {})
+        meta["name"] = str(meta.get("generateName") or "") + _random_suffix()
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return self._store({**dict(raw), "metadata": meta})
+
+    def delete(self, claim: ResourceClaim) -> None:
+        """Forget the claim (the store has no finalizers to wait for)."""
+        self.get(claim.namespace, claim.name)
+        self.store.delete("ResourceClaim", claim.key)
+
+    def record_extended_resource_claim(self, pod: Pod, status: Mapping[str, Any]) -> None:
+        """Remember the pod's ``extendedResourceClaimStatus`` (no pod objects live in the store)."""
+        self.extended_resource_claims[pod.key] = dict(status)
+
+    def _store(self, raw: Mapping[str, Any]) -> ResourceClaim:
         self._version += 1
-        raw = dict(updated.raw)
-        raw["metadata"] = {**dict(raw.get("metadata") or {}), "resourceVersion": f"berth-{self._version}"}
-        self.store.upsert("ResourceClaim", updated.key, raw)
-        stored = self.store.get_claim(claim.namespace, claim.name)
-        assert stored is not None
-        return stored
+        stored_raw = dict(raw)
+        stored_raw["metadata"] = {
+            **dict(stored_raw.get("metadata") or {}),
+            "resourceVersion": f"berth-{self._version}",
+        }
+        claim = parse_resource_claim(stored_raw)
+        self.store.put("ResourceClaim", claim)
+        return claim
+
+
+def _not_found(name: str) -> str:
+    return f'resourceclaims.resource.k8s.io "{name}" not found'
+
+
+def _conflict(name: str) -> str:
+    return (
+        f'Operation cannot be fulfilled on resourceclaims.resource.k8s.io "{name}": '
+        "the object has been modified; please apply your changes to the latest version and try again"
+    )
+
+
+def _random_suffix() -> str:
+    """The five characters the API server appends to a ``generateName`` (``utilrand.String(5)``)."""
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    return "".join(secrets.choice(alphabet) for _ in range(5))
+
+
+def _unix_time(timestamp: str) -> float:
+    """A creationTimestamp in seconds; a missing or unreadable one sorts first (Go's zero time)."""
+    try:
+        return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return float("-inf")
 
 
 def _key_of(obj: Any) -> str:

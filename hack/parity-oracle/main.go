@@ -42,6 +42,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,6 +62,7 @@ import (
 	_ "k8s.io/kubernetes/pkg/apis/core/install" // v1 <-> internal Pod conversions for the pod strategy
 	coredefaults "k8s.io/kubernetes/pkg/apis/core/v1"
 	policydefaults "k8s.io/kubernetes/pkg/apis/policy/v1"
+	resourcedefaults "k8s.io/kubernetes/pkg/apis/resource/v1"
 	schedulingdefaults "k8s.io/kubernetes/pkg/apis/scheduling/v1"
 	storagedefaults "k8s.io/kubernetes/pkg/apis/storage/v1"
 	podregistry "k8s.io/kubernetes/pkg/registry/core/pod"
@@ -110,7 +112,8 @@ type output struct {
 var apiDefaults = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, register := range []func(*runtime.Scheme) error{coredefaults.RegisterDefaults, appsdefaults.RegisterDefaults,
-		policydefaults.RegisterDefaults, schedulingdefaults.RegisterDefaults, storagedefaults.RegisterDefaults} {
+		policydefaults.RegisterDefaults, schedulingdefaults.RegisterDefaults, storagedefaults.RegisterDefaults,
+		resourcedefaults.RegisterDefaults} {
 		if err := register(s); err != nil {
 			panic(err)
 		}
@@ -224,6 +227,15 @@ func loadState(path string) (*clusterState, error) {
 		case "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver",
 			"CSIStorageCapacity", "VolumeAttachment":
 			obj = newStorageObject(raw["kind"].(string))
+		// DynamicResources' objects (resource.k8s.io/v1), read by its informers like the others.
+		case "DeviceClass":
+			obj = &resourceapi.DeviceClass{}
+		case "ResourceClaim":
+			obj = &resourceapi.ResourceClaim{}
+		case "ResourceClaimTemplate":
+			obj = &resourceapi.ResourceClaimTemplate{}
+		case "ResourceSlice":
+			obj = &resourceapi.ResourceSlice{}
 		default:
 			fmt.Fprintf(os.Stderr, "%s: document %d: kind %v ignored\n", path, i+1, raw["kind"])
 			continue

@@ -6,6 +6,7 @@ allocation."""
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Iterator
@@ -34,9 +35,11 @@ class Dra:
         self.driver = driver
         self.cluster_scoped: list[tuple[str, str]] = []
 
-    def device_class(self, name: str, *selectors: str) -> str:
-        spec = {"selectors": [{"cel": {"expression": f'device.driver == "{self.driver}"'}}]}
+    def device_class(self, name: str, *selectors: str, extended_resource_name: str = "") -> str:
+        spec: dict[str, Any] = {"selectors": [{"cel": {"expression": f'device.driver == "{self.driver}"'}}]}
         spec["selectors"] += [{"cel": {"expression": s}} for s in selectors]
+        if extended_resource_name:
+            spec["extendedResourceName"] = extended_resource_name
         body = {
             "apiVersion": f"{GROUP}/{VERSION}",
             "kind": "DeviceClass",
@@ -301,3 +304,81 @@ def test_fit_error_for_a_taken_device_matches_kube_scheduler(
     assert (
         "cannot allocate all claims" in berth_says and ". still not schedulable, preemption: 0/" in berth_says
     )
+
+
+def pod_status(cluster: Cluster, name: str) -> dict[str, Any]:
+    """The pod's status as JSON (the Python client's model predates extendedResourceClaimStatus)."""
+    response = cluster.core.read_namespaced_pod(name, cluster.namespace, _preload_content=False)
+    status: dict[str, Any] = json.loads(response.data)["status"]
+    return status
+
+
+def extended_resource_claim(cluster: Cluster, dra: Dra, pod: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The pod's ``status.extendedResourceClaimStatus`` and the claim it names."""
+    status = wait_for(
+        lambda: pod_status(cluster, pod).get("extendedResourceClaimStatus"),
+        f"extendedResourceClaimStatus of {pod}",
+    )
+    return status, dra.read_claim(status["resourceClaimName"])
+
+
+def comparable(pod: str, status: dict[str, Any], claim: dict[str, Any]) -> dict[str, Any]:
+    """What kube-scheduler decides about the claim, without names, UIDs, times and the device picked."""
+    meta = claim["metadata"]
+    allocation = claim["status"]["allocation"]
+    return {
+        "claim name prefix": meta["name"][: -len("xxxxx")].replace(pod, "<pod>"),
+        "generateName": meta["generateName"].replace(pod, "<pod>"),
+        "annotations": meta["annotations"],
+        "finalizers": meta["finalizers"],
+        "owners": [
+            {k: (v.replace(pod, "<pod>") if k == "name" else v) for k, v in o.items() if k != "uid"}
+            for o in meta["ownerReferences"]
+        ],
+        "spec": claim["spec"],
+        "results": [{k: v for k, v in r.items() if k != "device"} for r in allocation["devices"]["results"]],
+        "nodeSelector": allocation["nodeSelector"],
+        "timestamped": "allocationTimestamp" in allocation,
+        "reservedFor": [
+            {k: v for k, v in r.items() if k != "uid"} | {"name": "<pod>"}
+            for r in claim["status"]["reservedFor"]
+        ],
+        "mappings": status["requestMappings"],
+        "status names the claim": status["resourceClaimName"] == meta["name"],
+    }
+
+
+def test_extended_resource_backed_by_a_device_class_is_allocated_as_kube_scheduler_does(
+    berth: BerthScheduler, kube_scheduler: str, cluster: Cluster, dra: Dra
+) -> None:
+    """A pod asking for an extended resource no node lists in its allocatable, backed by a
+    DeviceClass: berth and a stock kube-scheduler each place their pod on the node whose
+    ResourceSlice has the devices, and write the same special claim and pod status."""
+    plain = cluster.create_node("plain")
+    with_gpu = cluster.create_node("gpu")
+    dra.slice(with_gpu, [gpu("gpu-0", "a100", 0), gpu("gpu-1", "a100", 0)])
+    resource = f"example.com/gpu-{cluster.label}"
+    dra.device_class(f"gpu-{cluster.label}", extended_resource_name=resource)
+
+    # One after the other: two schedulers do not see each other's in-flight allocations.
+    cluster.create_pod("kube-gpu", extended={resource: "1"}, scheduler_name=kube_scheduler)
+    assert cluster.wait_bound("kube-gpu") == with_gpu
+    extended_resource_claim(cluster, dra, "kube-gpu")
+    cluster.create_pod("berth-gpu", extended={resource: "1"}, scheduler_name=SCHEDULER_NAME)
+    assert cluster.wait_bound("berth-gpu") == with_gpu != plain
+
+    berth_status, berth_claim = extended_resource_claim(cluster, dra, "berth-gpu")
+    kube_status, kube_claim = extended_resource_claim(cluster, dra, "kube-gpu")
+    assert berth_claim["status"]["allocation"]["devices"]["results"][0]["pool"] == with_gpu
+    assert comparable("berth-gpu", berth_status, berth_claim) == comparable(
+        "kube-gpu", kube_status, kube_claim
+    )
+    devices = {
+        c["status"]["allocation"]["devices"]["results"][0]["device"] for c in (berth_claim, kube_claim)
+    }
+    assert devices == {"gpu-0", "gpu-1"}  # no device handed out twice
+
+    # Both devices are taken: a third pod waits, with kube-scheduler's reason.
+    cluster.create_pod("berth-wait", extended={resource: "1"}, scheduler_name=SCHEDULER_NAME)
+    message = cluster.wait_event("berth-wait", "FailedScheduling", "cannot allocate all claims")
+    assert message.startswith("0/") and "still not schedulable, preemption: " in message

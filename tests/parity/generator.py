@@ -18,6 +18,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from parity.gen_dra import add_dra
 from parity.gen_storage import add_storage
 
 Obj = dict[str, Any]
@@ -739,4 +740,5 @@ def generate(seed: int) -> Scenario:
         *running,
         pending,
     ]
+    add_dra(seed, objects, g.features)  # DRA and declared features in a share of scenarios (gen_dra.py)
     return Scenario(seed, objects, config, sorted(set(g.features)))

@@ -41,7 +41,7 @@ from app.api.resource import (
 )
 from app.api.selectors import NodeSelector
 from app.framework.dra import AllocatedState, DeviceID
-from app.plugins.dynamicresources.cel import CelCache, CelError, device_input
+from app.plugins.dynamicresources.cel import COMPILE_ERROR, CelCache, device_verdict
 
 
 class AllocationError(Exception):
@@ -50,9 +50,6 @@ class AllocationError(Exception):
 
 class FailedOnNode(AllocationError):
     """Allocation failed on this node only (``ErrFailedAllocationOnNode``): Unschedulable there."""
-
-
-_COMPILE_ERROR = "\x00compile:"  # marks a compile error among _evaluate's verdicts
 
 
 class AllocationTimeout(Exception):
@@ -683,31 +680,16 @@ class _Run:
         for i, expression in enumerate(selectors):
             verdict = device.selector_results.get(expression)
             if verdict is None:
-                verdict = self._evaluate(expression, device_id, device)
+                verdict = device_verdict(self.a.cel_cache, expression, device_id[0], device)
             if isinstance(verdict, str):
-                if verdict.startswith(_COMPILE_ERROR):
+                if verdict.startswith(COMPILE_ERROR):
                     raise AllocationError(
-                        f"{where}: selector #{i}: CEL compile error: {verdict[len(_COMPILE_ERROR) :]}"
+                        f"{where}: selector #{i}: CEL compile error: {verdict[len(COMPILE_ERROR) :]}"
                     )
                 raise AllocationError(f"{where}: selector #{i}: CEL runtime error: {verdict}")
             if not verdict:
                 return False
         return True
-
-    def _evaluate(self, expression: str, device_id: DeviceID, device: Device) -> bool | str:
-        """What ``expression`` says about ``device``: a bool, or an error message (remembered on the device)."""
-        compiled = self.a.cel_cache.get_or_compile(expression)
-        if compiled.error:
-            return _COMPILE_ERROR + compiled.error  # not remembered: it says nothing about the device
-        verdict: bool | str
-        try:
-            if device.cel_input is None:
-                device.cel_input = device_input(device_id[0], device)
-            verdict = compiled.matches(device.cel_input)
-        except CelError as err:
-            verdict = str(err)
-        device.selector_results[expression] = verdict
-        return verdict
 
     def _capacity_fits(self, request: DeviceSubRequest, device_id: DeviceID, device: Device) -> bool:
         allocated = self.a.allocated.aggregated_capacity.get(device_id, {})

@@ -342,3 +342,26 @@ class CelCache:
     def __len__(self) -> int:
         with self._lock:
             return len(self._compiled)
+
+
+COMPILE_ERROR = "\x00compile:"
+"""Marks a compile error among :func:`device_verdict`'s answers."""
+
+
+def device_verdict(cache: CelCache, expression: str, driver: str, device: Device) -> bool | str:
+    """What ``expression`` says about ``device`` of ``driver``: a bool, a runtime error's message
+    (both remembered on the device, which never changes), or COMPILE_ERROR and the compile error."""
+    verdict = device.selector_results.get(expression)
+    if verdict is not None:
+        return verdict
+    compiled = cache.get_or_compile(expression)
+    if compiled.error:
+        return COMPILE_ERROR + compiled.error  # not remembered: it says nothing about the device
+    try:
+        if device.cel_input is None:
+            device.cel_input = device_input(driver, device)
+        verdict = compiled.matches(device.cel_input)
+    except CelError as err:
+        verdict = str(err)
+    device.selector_results[expression] = verdict
+    return verdict

@@ -12,12 +12,14 @@ parameters.
   schedulable". Its reason joins DefaultPreemption's in every FitError, as in kube-scheduler.
 - Score: with firstAvailable, nodes where an earlier (preferred) subrequest fits score higher.
 - Reserve/Unreserve: the chosen node's allocations are in flight, so no device is handed out twice.
-- PreBind: ``status.allocation`` (with the finalizer) and ``status.reservedFor``, then waits for
-  devices' binding conditions up to ``bindingTimeout``.
+- PreBind: ``status.allocation`` (with the finalizer) and ``status.reservedFor``, re-reading the
+  claim and trying again after a write conflict, then waits for devices' binding conditions up to
+  ``bindingTimeout``.
+- DRAExtendedResource: a pod's extended resources backed by a DeviceClass get a special claim of
+  their own (``extended.py``), allocated with the pod's claims and created in PreBind.
 
-Left out, as documented in docs/dra.md: DRAExtendedResource (extended resources backed by a
-DeviceClass), the alpha DRAWorkloadResourceClaims, DRANodeAllocatableResources and
-DRADeviceTaintRules, and CEL cost limits.
+Left out, as documented in docs/dra.md: the alpha DRAWorkloadResourceClaims,
+DRANodeAllocatableResources and DRADeviceTaintRules.
 """
 
 from __future__ import annotations
@@ -30,18 +32,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from app import featuregates
+from app import featuregates, metrics
 from app.api.objects import Pod
 from app.api.resource import (
     FINALIZER,
     FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE,
+    RESERVED_FOR_MAX_SIZE,
     ConsumerReference,
     ResourceClaim,
     parse_resource_claim,
 )
 from app.api.selectors import NodeSelector
 from app.framework.cycle_state import CycleState, StateData
-from app.framework.dra import ClaimWriteError, DRAStore
+from app.framework.dra import ClaimWriteError, DRAStore, retry_on_conflict
 from app.framework.events import (
     DEVICE_CLASS,
     NODE,
@@ -81,6 +84,16 @@ from app.plugins.dynamicresources.allocator import (
 )
 from app.plugins.dynamicresources.args import DynamicResourcesArgs
 from app.plugins.dynamicresources.cel import CelCache
+from app.plugins.dynamicresources.extended import (
+    SPECIAL_CLAIM_NAME,
+    NodeClaim,
+    Unfit,
+    find_extended_resource_claim,
+    in_memory_claim,
+    node_claim,
+    pod_scalar_resources,
+    resources_needing_dra,
+)
 from app.plugins.helper.normalize_score import default_normalize_score
 
 NAME = "DynamicResources"
@@ -89,6 +102,7 @@ STATE_KEY = NAME
 # PostFilter's texts (kube-scheduler's, verbatim).
 NO_NEW_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
 DEALLOCATION_COMPLETED = "deallocation of ResourceClaim completed"
+DELETION_COMPLETED = "deletion of ResourceClaim completed"
 STILL_NOT_SCHEDULABLE = "still not schedulable"
 RESOURCECLAIM_IN_USE = "resourceclaim in use"
 NOT_AVAILABLE_ON_NODE = "resourceclaim not available on the node"
@@ -97,6 +111,16 @@ ERR_CLAIM_NOT_CREATED = "ResourceClaim not created yet"
 ERR_API_UNSUPPORTED = "none of the supported fields are set"
 
 BINDING_POLL_SECONDS = 5.0
+
+#: Off-by-default DRA gates whose "on" behaviour berth does not have: turning one on is refused at
+#: start-up rather than silently scheduling as with it off. (DRAResourcePoolStatus does not touch
+#: the scheduler and is accepted.)
+UNIMPLEMENTED_GATES = (
+    "DRADeviceTaintRules",
+    "DRAListTypeAttributes",
+    "DRANodeAllocatableResources",
+    "DRAWorkloadResourceClaims",
+)
 
 
 def allocator_features() -> Features:
@@ -128,15 +152,28 @@ class _State(StateData):
     """``stateData``: shared by the clones of one cycle, as in kube (Clone returns itself)."""
 
     def __init__(self) -> None:
+        # The pod's claims, then the special claim for its extended resources if it has one.
         self.claims: list[ResourceClaim] = []
+        self.user_claims = 0
         self.allocator: Allocator | None = None
         self.infos: list[_ClaimInfo] = []
         self.unavailable_claims: set[int] = set()
         self.node_allocations: dict[str, Solution] = {}
         self.lock = threading.Lock()
+        # DRAExtendedResource: the pod's scalar requests, the special claim's UID before PreBind
+        # creates it, its variant per node, and those variants by the resources they request.
+        self.scalar_resources: dict[str, int] = {}
+        self.initial_extended_uid = ""
+        self.node_claims: dict[str, NodeClaim] = {}
+        self.claim_variants: dict[frozenset[str], NodeClaim] = {}
 
     def to_allocate(self) -> list[tuple[int, ResourceClaim]]:
         return [(i, c) for i, c in enumerate(self.claims) if c.allocation is None]
+
+    @property
+    def extended_claim(self) -> ResourceClaim | None:
+        """``claimStore.extendedResourceClaim``."""
+        return self.claims[self.user_claims] if len(self.claims) > self.user_claims else None
 
 
 class DynamicResources(
@@ -158,6 +195,12 @@ class DynamicResources(
     def __init__(
         self, args: DynamicResourcesArgs | None, handle: Handle, store: DRAStore | None = None
     ) -> None:
+        for gate in UNIMPLEMENTED_GATES:
+            if featuregates.DEFAULT.enabled(gate):
+                raise ValueError(
+                    f"feature gate {gate} is enabled, but berth implements DynamicResources as "
+                    f"kube-scheduler v1.36.3 runs it with {gate} off (its default)"
+                )
         super().__init__(args, handle)
         self.args = args or DynamicResourcesArgs()
         # The engine's ClusterObjects carries the DRA store; a handle without one (unit tests of other
@@ -284,17 +327,26 @@ class DynamicResources(
         """Collect the pod's claims and prepare the allocator for those not allocated yet."""
         s = _State()
         state.write(STATE_KEY, s)
-        if not pod.resource_claims.claims:
-            return None, skip()
         try:
-            claims = [claim for _, claim in self.pod_claims(pod)]
+            claims = [claim for _, claim in self.pod_claims(pod)] if pod.resource_claims.claims else []
         except ClaimLookupError as err:
             return None, unresolvable(str(err))
+        s.user_claims = len(claims)
+        extended = self._pre_filter_extended_resources(pod, s)
+        if extended is not None:
+            claims.append(extended)
+            s.initial_extended_uid = extended.uid
         if not claims:
             return None, skip()
         s.infos = [_ClaimInfo() for _ in claims]
         to_allocate = 0
         for index, claim in enumerate(claims):
+            if (
+                claim.allocation is not None
+                and len(claim.reserved_for) >= RESERVED_FOR_MAX_SIZE
+                and not any(r.uid == pod.uid for r in claim.reserved_for)
+            ):
+                return None, unresolvable(RESOURCECLAIM_IN_USE)
             if claim.allocation is not None:
                 if claim.allocation.node_selector is not None:
                     s.infos[index].available_on_nodes = claim.allocation.node_selector
@@ -302,6 +354,8 @@ class DynamicResources(
             to_allocate += 1
             if self.store.pending_allocation(claim.uid) is not None:
                 return None, unresolvable(f"resource claim {claim.key} is in the process of being allocated")
+            if claim is extended:
+                continue  # its requests are made per node in Filter
             for request in claim.requests:
                 if request.exactly is not None:
                     status = self._validate_device_class(request.exactly.device_class_name, request.name)
@@ -335,6 +389,36 @@ class DynamicResources(
         s.claims = claims
         return None, None
 
+    def _pre_filter_extended_resources(self, pod: Pod, s: _State) -> ResourceClaim | None:
+        """``preFilterExtendedResources``: the claim an earlier cycle created for the pod's extended
+        resources backed by DeviceClasses, else a new in-memory one; None when it needs none."""
+        if not self.store.maps_extended_resources():
+            return None  # DRAExtendedResource off, or no DeviceClass at all
+        scalars = pod_scalar_resources(pod, self.store.class_for_extended_resource)
+        if scalars is None:
+            return None
+        s.scalar_resources = scalars
+        return find_extended_resource_claim(pod, self.store.list_claims()) or in_memory_claim(pod)
+
+    def _filter_extended_resources(self, s: _State, pod: Pod, node_info: NodeInfo) -> NodeClaim | None:
+        """``filterExtendedResources``: the special claim as this node needs it (None when there is
+        nothing to allocate through DRA here); raises Unfit."""
+        claim = s.extended_claim
+        if claim is None:
+            return None
+        resolve = self.store.class_for_extended_resource
+        needed = resources_needing_dra(claim, s.scalar_resources, node_info, resolve)
+        if s.user_claims == 0 and not needed:
+            return None  # a device plugin provides them all; NodeResourcesFit checked the amounts
+        if claim.allocation is not None:
+            return None
+        key = frozenset(needed)
+        with s.lock:
+            variant = s.claim_variants.get(key)
+            if variant is None:
+                variant = s.claim_variants[key] = node_claim(pod, claim, needed, resolve)
+        return variant
+
     def _validate_device_class(self, class_name: str, request_name: str) -> Status | None:
         if not class_name:
             return error(f"request {request_name}: unsupported request type")
@@ -354,6 +438,12 @@ class DynamicResources(
         node = node_info.node
         if node is None:
             return error("node not found")
+        try:
+            extended = self._filter_extended_resources(s, pod, node_info)
+        except Unfit as err:
+            return unresolvable(str(err))
+        if extended is None and s.user_claims == 0:
+            return None
         unavailable = []
         for index, claim in enumerate(s.claims):
             selector = s.infos[index].available_on_nodes
@@ -372,7 +462,10 @@ class DynamicResources(
                     unavailable.append(index)
         allocations: Solution | None = None
         if s.allocator is not None:
-            claims_to_allocate = [c for _, c in s.to_allocate()]
+            special = s.extended_claim
+            claims_to_allocate = [
+                extended.claim if c is special and extended is not None else c for _, c in s.to_allocate()
+            ]
             deadline = time.monotonic() + self.filter_timeout if self.filter_timeout else None
             try:
                 allocations = s.allocator.allocate(node, claims_to_allocate, deadline)
@@ -391,6 +484,8 @@ class DynamicResources(
         if allocations is not None:
             with s.lock:
                 s.node_allocations[node.name] = allocations
+                if extended is not None:
+                    s.node_claims[node.name] = extended
         return None
 
     def _claim_timed_out(self, claim: ResourceClaim) -> bool:
@@ -414,8 +509,13 @@ class DynamicResources(
             return None, Status(Code.ERROR, "not found")
         if not s.claims:
             return None, Status(Code.UNSCHEDULABLE, NO_NEW_CLAIMS_TO_DEALLOCATE)
+        extended = s.extended_claim
         for index in sorted(s.unavailable_claims):
             claim = s.claims[index]
+            if claim is extended:
+                if claim.name != SPECIAL_CLAIM_NAME:
+                    break  # deleted below
+                continue
             reserved = claim.reserved_for
             if not reserved or (len(reserved) == 1 and reserved[0].uid == pod.uid):
                 status = {k: v for k, v in (claim.raw.get("status") or {}).items()}
@@ -426,6 +526,13 @@ class DynamicResources(
                 except ClaimWriteError as err:
                     return None, Status(Code.ERROR, str(err))
                 return None, Status(Code.UNSCHEDULABLE, DEALLOCATION_COMPLETED)
+        if extended is not None and extended.name != SPECIAL_CLAIM_NAME:
+            # The claim an earlier cycle created is stale: delete it and start anew.
+            try:
+                self.store.writer.delete(extended)
+            except ClaimWriteError as err:
+                return None, Status(Code.ERROR, str(err))
+            return None, Status(Code.UNSCHEDULABLE, DELETION_COMPLETED)
         return None, Status(Code.UNSCHEDULABLE, STILL_NOT_SCHEDULABLE)
 
     # --- PreScore / Score --------------------------------------------------------------------------------
@@ -485,6 +592,8 @@ class DynamicResources(
             return None
         solution = s.node_allocations.get(node_name)
         if not solution:
+            if all(c is s.extended_claim for _, c in to_allocate):
+                return None  # only extended resources, all from the node's device plugins
             return error("claim allocation not found for node")
         allocations = solution.allocations()
         if len(allocations) != len(to_allocate):
@@ -492,8 +601,11 @@ class DynamicResources(
                 f"internal error, have {len(allocations)} allocations, {len(to_allocate)} claims to allocate, "
                 f"want {len(to_allocate)} claims"
             )
+        special = s.extended_claim
         for (index, claim), allocation in zip(to_allocate, allocations, strict=True):
             s.infos[index].allocation = allocation
+            if claim is special:
+                claim = s.node_claims[node_name].claim
             finalizers = claim.finalizers if FINALIZER in claim.finalizers else [*claim.finalizers, FINALIZER]
             raw = dict(claim.raw)
             raw["metadata"] = {**dict(claim.raw.get("metadata") or {}), "finalizers": finalizers}
@@ -506,7 +618,7 @@ class DynamicResources(
         s = state.get(STATE_KEY)
         if not isinstance(s, _State) or not s.claims:
             return
-        for claim in s.claims:
+        for claim in s.claims[: s.user_claims]:
             if self.store.remove_pending_allocation(claim.uid):
                 self.store.restore(claim.namespace, claim.name)
             current = self.store.get_claim(claim.namespace, claim.name) or claim
@@ -516,6 +628,15 @@ class DynamicResources(
                 # kube logs a failure and goes on: the claim controller cleans up stale reservations.
                 with contextlib.suppress(ClaimWriteError):
                     self.store.writer.update_status(current, status)
+        extended = s.extended_claim
+        if extended is None:
+            return
+        if self.store.remove_pending_allocation(s.initial_extended_uid):
+            self.store.restore(extended.namespace, extended.name)
+        if extended.name != SPECIAL_CLAIM_NAME:
+            # PreBind created it: delete it so that it does not linger (kube logs a failure).
+            with contextlib.suppress(ClaimWriteError):
+                self.store.writer.delete(extended)
 
     # --- PreBind --------------------------------------------------------------------------------------
 
@@ -530,48 +651,111 @@ class DynamicResources(
             if any(r.uid == pod.uid for r in claim.reserved_for):
                 continue
             try:
-                s.claims[index] = self._bind_claim(s, index, pod)
+                s.claims[index] = self._bind_claim(s, index, pod, node_name)
             except ClaimWriteError as err:
                 return error(str(err))
         if not self.binding_conditions or not _has_binding_conditions(s.claims):
             return None
         return self._wait_for_binding_conditions(s)
 
-    def _bind_claim(self, s: _State, index: int, pod: Pod) -> ResourceClaim:
+    def _bind_claim(self, s: _State, index: int, pod: Pod, node_name: str) -> ResourceClaim:
+        """``bindClaim``: record the allocation from Reserve (finalizer first) and the pod's
+        reservation; a write conflict re-reads the claim and tries again (``retry.DefaultRetry``)."""
         claim = s.claims[index]
         allocation = s.infos[index].allocation
+        pending_uid = claim.uid
+        extended = index == s.user_claims
+        if extended and allocation is None and not claim.requests:
+            return claim  # extended resources from device plugins: nothing to write
         try:
-            current = self.store.get_claim(claim.namespace, claim.name) or claim
-            if current.deletion_timestamp:
-                raise ClaimWriteError(f"claim {claim.key} got deleted in the meantime")
-            status = dict(current.raw.get("status") or {})
-            finalizers = None
-            if allocation is not None:
-                if current.allocation is not None:
-                    raise ClaimWriteError(f"claim {claim.key} got allocated elsewhere in the meantime")
-                if FINALIZER not in current.finalizers:
-                    finalizers = [*current.finalizers, FINALIZER]
-                status["allocation"] = dict(allocation)
-            reference = ConsumerReference("", "pods", pod.name, pod.uid)
-            status["reservedFor"] = [*(status.get("reservedFor") or []), reference.to_dict()]
-            if self.binding_conditions:
-                if not status.get("allocation"):
-                    raise ClaimWriteError(f"claim {claim.key} got deallocated elsewhere in the meantime")
-                if not status["allocation"].get("allocationTimestamp"):
-                    status["allocation"] = {
-                        **status["allocation"],
-                        "allocationTimestamp": format_time(time.time()),
-                    }
-            try:
-                updated = self.store.writer.update_status(current, status, finalizers)
-            except ClaimWriteError as err:
-                what = "add allocation and reservation to" if allocation is not None else "add reservation to"
-                raise ClaimWriteError(f"{what} claim {claim.key}: {err}") from None
+            if extended and claim.name == SPECIAL_CLAIM_NAME:
+                claim = self._create_extended_resource_claim(s, node_name)
+                s.claims[index] = claim  # Unreserve deletes it if binding fails from here on
+
+            current = claim
+
+            def attempt(refresh: bool) -> ResourceClaim:
+                nonlocal current
+                if refresh:
+                    try:
+                        current = self.store.writer.get(claim.namespace, claim.name)
+                    except ClaimWriteError as err:
+                        raise ClaimWriteError(
+                            f"get updated claim {claim.key} after conflict: {err}"
+                        ) from None
+                return self._write_claim(current, allocation, pod)
+
+            updated = retry_on_conflict(attempt)
             self.store.assume(updated)
+            if extended:
+                self._record_extended_resource_claim(s, pod, updated, node_name)
             return updated
         finally:
             if allocation is not None:
-                self.store.remove_pending_allocation(claim.uid)
+                self.store.remove_pending_allocation(pending_uid)
+
+    def _write_claim(
+        self, current: ResourceClaim, allocation: dict[str, Any] | None, pod: Pod
+    ) -> ResourceClaim:
+        """One try of ``bindClaim``'s update against the claim as last read."""
+        if current.deletion_timestamp:
+            raise ClaimWriteError(f"claim {current.key} got deleted in the meantime")
+        status = dict(current.raw.get("status") or {})
+        finalizers = None
+        if allocation is not None:
+            if current.allocation is not None:
+                raise ClaimWriteError(f"claim {current.key} got allocated elsewhere in the meantime")
+            if FINALIZER not in current.finalizers:
+                finalizers = [*current.finalizers, FINALIZER]
+            status["allocation"] = dict(allocation)
+        reference = ConsumerReference("", "pods", pod.name, pod.uid)
+        status["reservedFor"] = [*(status.get("reservedFor") or []), reference.to_dict()]
+        if self.binding_conditions:
+            if not status.get("allocation"):
+                raise ClaimWriteError(f"claim {current.key} got deallocated elsewhere in the meantime")
+            if not status["allocation"].get("allocationTimestamp"):
+                status["allocation"] = {
+                    **status["allocation"],
+                    "allocationTimestamp": format_time(time.time()),
+                }
+        try:
+            return self.store.writer.update_status(current, status, finalizers)
+        except ClaimWriteError as err:
+            what = "add allocation and reservation to" if allocation is not None else "add reservation to"
+            raise ClaimWriteError(f"{what} claim {current.key}: {err}", conflict=err.conflict) from None
+
+    def _create_extended_resource_claim(self, s: _State, node_name: str) -> ResourceClaim:
+        """``createExtendedResourceClaimInAPI``: the node's variant of the special claim, named by
+        the API server."""
+        variant = s.node_claims.get(node_name)
+        if variant is None:
+            raise ClaimWriteError(f"extended resource claim not found for node {node_name}")
+        raw = {key: value for key, value in variant.claim.raw.items() if key != "status"}
+        meta = {k: v for k, v in dict(raw.get("metadata") or {}).items() if k not in ("name", "uid")}
+        raw["metadata"] = meta
+        try:
+            created = self.store.writer.create(raw)
+        except ClaimWriteError as err:
+            metrics.RESOURCE_CLAIM_CREATES.labels("failure").inc()
+            namespace = meta.get("namespace", "")
+            raise ClaimWriteError(f"create claim for extended resources {namespace}/: {err}") from None
+        metrics.RESOURCE_CLAIM_CREATES.labels("success").inc()
+        return created
+
+    def _record_extended_resource_claim(
+        self, s: _State, pod: Pod, claim: ResourceClaim, node_name: str
+    ) -> None:
+        """``patchPodExtendedResourceClaimStatus``."""
+        variant = s.node_claims.get(node_name)
+        mappings = variant.mappings if variant is not None else []
+        if not mappings:
+            raise ClaimWriteError(
+                f"nil or empty request mappings, no update of pod {pod.namespace}/{pod.name} "
+                "ExtendedResourceClaimStatus"
+            )
+        self.store.writer.record_extended_resource_claim(
+            pod, {"requestMappings": mappings, "resourceClaimName": claim.name}
+        )
 
     def _wait_for_binding_conditions(self, s: _State) -> Status | None:
         """Poll the claims until every device's binding conditions are met (or failed, or timed out)."""

@@ -2,7 +2,8 @@
 
 v1.36 scores the *change* in balance the pod causes (PR #135573):
 ``score = 50 + (50 + balance(with pod) - balance(without pod)) / 2``, where
-``balance = int64((1 - std(fractions)) * 100)``. Not ported: DRA-backed extended resources.
+``balance = int64((1 - std(fractions)) * 100)``. With DRAExtendedResource, an extended resource
+the node has none of is counted in the devices of the DeviceClass backing it.
 """
 
 from __future__ import annotations
@@ -11,13 +12,17 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from app import featuregates
 from app.api.objects import Pod
 from app.api.validation import raise_errors
 from app.framework.cycle_state import CycleState, StateData
+from app.framework.dra import DRAStore
 from app.framework.interfaces import MAX_NODE_SCORE, Handle, PreScorePlugin, ScorePlugin
 from app.framework.status import Status, skip
 from app.framework.types import NodeInfo
+from app.plugins.dynamicresources.cel import CelCache
 from app.plugins.noderesources.args import NodeResourcesBalancedAllocationArgs
+from app.plugins.noderesources.dra_scoring import DRAScoreState, dra_score_state
 from app.plugins.noderesources.resource_allocation import (
     KIND_CPU,
     KIND_EPHEMERAL,
@@ -37,12 +42,14 @@ _WITHOUT_POD_CACHE = 100_000  # generations remembered before the cache starts o
 
 
 class BalancedAllocationPreScoreState(StateData):
-    """The pod's request of each configured resource, in ``args.resources`` order."""
+    """The pod's request of each configured resource, in ``args.resources`` order, and the DRA
+    state when one of them is an extended resource backed by a DeviceClass."""
 
-    __slots__ = ("pod_requests",)
+    __slots__ = ("dra", "pod_requests")
 
-    def __init__(self, pod_requests: tuple[int, ...]) -> None:
+    def __init__(self, pod_requests: tuple[int, ...], dra: DRAScoreState | None = None) -> None:
         self.pod_requests = pod_requests
+        self.dra = dra
 
 
 def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
@@ -105,27 +112,36 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         self.scorer = ResourceAllocationScorer(args.resources, True, pod_level_resources=True)
         self._without_pod: dict[int, int] = {}  # NodeInfo generation -> balance score without the pod
         self._memo = ScoreMemo()  # score_nodes' scores of nodes that did not change since
+        self.dra_store: DRAStore | None = getattr(handle.objects, "dra", None)
+        self.cel_cache = CelCache()
+
+    def _dra(self) -> DRAScoreState | None:
+        store = self.dra_store
+        if store is None or not featuregates.DEFAULT.enabled("DRAExtendedResource"):
+            return None
+        return dra_score_state(store, store.class_for_extended_resource, self.scorer.names, self.cel_cache)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """Skip best-effort pods (issue #129138: they would all pile onto one node); else store requests."""
         requests = self.scorer.pod_request_list(pod)
         if is_best_effort(requests):
             return skip()
-        state.write(PRE_SCORE_STATE_KEY, BalancedAllocationPreScoreState(requests))
+        state.write(PRE_SCORE_STATE_KEY, BalancedAllocationPreScoreState(requests, self._dra()))
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """The balance score of ``node_info`` for ``pod``."""
         s = state.get(PRE_SCORE_STATE_KEY)
         if isinstance(s, BalancedAllocationPreScoreState):
-            requests = s.pod_requests
+            requests, dra = s.pod_requests, s.dra
         else:
             # PreScore did not run: compute here, and a best-effort pod scores 0 as in kube.
             requests = self.scorer.pod_request_list(pod)
             if is_best_effort(requests):
                 return 0
+            dra = self._dra()
         # kube's "resources not found" error is unreachable here: no resources means best effort.
-        return self._score(node_info, requests)
+        return self._score(node_info, requests, dra)
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
         """:meth:`score` for every node. Over exactly cpu and memory (the default) one specialised
@@ -181,7 +197,9 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
             append(score)
         return out
 
-    def _score(self, node_info: NodeInfo, pod_request: Sequence[int]) -> int:
+    def _score(
+        self, node_info: NodeInfo, pod_request: Sequence[int], dra: DRAScoreState | None = None
+    ) -> int:
         """:func:`balanced_resource_scorer` over ``ResourceAllocationScorer.gather``, fused.
 
         Builds only the two fraction lists instead of three amount lists plus two fraction lists;
@@ -207,7 +225,10 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
                 if pod_req == 0:
                     continue
                 a = alloc.scalar.get(name, 0)
-                u = used.scalar.get(name, 0)
+                if a == 0 and dra is not None:
+                    a, u = dra.totals(node_info.node, name)
+                else:
+                    u = used.scalar.get(name, 0)
             else:
                 continue
             if a == 0:

@@ -1,25 +1,33 @@
 """NodeResourcesFit: does the node have room for the pod's requests, and how full would it be (``fit.go``).
 
-Not ported: DRA-backed extended resources (berth has no DRA), the SidecarContainers /
-PodLevelResources feature switches (both always on in v1.36), pod signing and placement scoring.
+With DRAExtendedResource (on by default), an extended resource the node's allocatable lacks and a
+DeviceClass backs is left to DynamicResources, which allocates devices for it.
+
+Not ported: the SidecarContainers / PodLevelResources feature switches (both always on in v1.36),
+pod signing and placement scoring.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app import featuregates
 from app.api.objects import Node, Pod
+from app.api.resource import RESOURCE_DEVICE_CLASS_PREFIX, DeviceClass
 from app.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource, pod_requests
 from app.api.validation import is_extended_resource_name, raise_errors
 from app.framework.cycle_state import CycleState, StateData
+from app.framework.dra import DRAStore
 from app.framework.events import (
+    DEVICE_CLASS,
     NODE,
     POD,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
+    HintError,
     QueueingHint,
     as_nodes,
     as_pods,
@@ -36,7 +44,9 @@ from app.framework.interfaces import (
 )
 from app.framework.status import Code, Status
 from app.framework.types import NodeInfo, Resource
+from app.plugins.dynamicresources.cel import CelCache
 from app.plugins.noderesources.args import NodeResourcesFitArgs
+from app.plugins.noderesources.dra_scoring import DRAScoreState, dra_score_state
 from app.plugins.noderesources.resource_allocation import ResourceAllocationScorer
 
 NAME = "NodeResourcesFit"
@@ -47,6 +57,9 @@ REASON_TOO_MANY_PODS = "Too many pods"
 REASON_INSUFFICIENT_CPU = "Insufficient cpu"
 REASON_INSUFFICIENT_MEMORY = "Insufficient memory"
 REASON_INSUFFICIENT_EPHEMERAL_STORAGE = "Insufficient ephemeral-storage"
+
+DeviceClassResolver = Callable[[str], DeviceClass | None]
+"""``DeviceClassResolver.GetDeviceClass``: the DeviceClass backing an extended resource, or None."""
 
 
 @dataclass(slots=True)
@@ -85,12 +98,14 @@ class PreFilterState(StateData):
 
 
 class PreScoreState(StateData):
-    """The pod's request of each scoring resource, in ``scoringStrategy.resources`` order."""
+    """The pod's request of each scoring resource, in ``scoringStrategy.resources`` order, and the
+    DRA state when one of them is an extended resource backed by a DeviceClass."""
 
-    __slots__ = ("pod_requests",)
+    __slots__ = ("dra", "pod_requests")
 
-    def __init__(self, pod_requests: tuple[int, ...]) -> None:
+    def __init__(self, pod_requests: tuple[int, ...], dra: DRAScoreState | None = None) -> None:
         self.pod_requests = pod_requests
+        self.dra = dra
 
 
 def compute_pod_resource_request(
@@ -110,10 +125,14 @@ def compute_pod_resource_request(
     return PreFilterState(r.milli_cpu, r.memory, r.ephemeral_storage, tuple(scalars))
 
 
-def fits_request(request: PreFilterState, node_info: NodeInfo) -> list[InsufficientResource]:
+def fits_request(
+    request: PreFilterState, node_info: NodeInfo, dra: DeviceClassResolver | None = None
+) -> list[InsufficientResource]:
     """``fitsRequest``: every resource the node lacks, in kube's order (pods, cpu, memory, storage, scalars).
 
-    Ignored extended resources were already dropped from ``request`` when it was computed.
+    Ignored extended resources were already dropped from ``request`` when it was computed. With
+    ``dra`` (DRAExtendedResource), a resource the node has none of and a DeviceClass backs is not
+    checked here (``shouldDelegateResourceToDRA``).
     """
     out: list[InsufficientResource] = []
     alloc = node_info.allocatable
@@ -155,25 +174,33 @@ def fits_request(request: PreFilterState, node_info: NodeInfo) -> list[Insuffici
     for name, q in request.scalars:
         capacity = alloc_scalar.get(name, 0)
         in_use = used_scalar.get(name, 0)
-        if q > capacity - in_use:
+        if q > capacity - in_use and not _delegated_to_dra(name, capacity, dra):
             out.append(InsufficientResource(name, f"Insufficient {name}", q, in_use, capacity, q > capacity))
     return out
 
 
-def fits(pod: Pod, node_info: NodeInfo) -> list[InsufficientResource]:
+def _delegated_to_dra(name: str, capacity: int, dra: DeviceClassResolver | None) -> bool:
+    """``shouldDelegateResourceToDRA``: the node has none of it and a DeviceClass backs it."""
+    return dra is not None and capacity <= 0 and dra(name) is not None
+
+
+def fits(pod: Pod, node_info: NodeInfo, dra: DeviceClassResolver | None = None) -> list[InsufficientResource]:
     """``Fits``: what ``node_info`` lacks for ``pod``, with no resources ignored."""
-    return fits_request(compute_pod_resource_request(pod), node_info)
+    return fits_request(compute_pod_resource_request(pod), node_info, dra)
 
 
-def is_fit(pod: Pod, node: Node | None) -> bool:
+def is_fit(pod: Pod, node: Node | None, dra: DeviceClassResolver | None = None) -> bool:
     """``isFit``: the pod fits ``node`` with nothing on it (False for no node); for queueing hints."""
     if node is None:
         return False
-    return not fits(pod, NodeInfo(node))
+    return not fits(pod, NodeInfo(node), dra)
 
 
-def have_any_requested_resources_increased(pod: Pod, original: Node, modified: Node) -> bool:
-    """``haveAnyRequestedResourcesIncreased``: more pod slots, or more of a resource ``pod`` requests."""
+def have_any_requested_resources_increased(
+    pod: Pod, original: Node, modified: Node, dra: DeviceClassResolver | None = None
+) -> bool:
+    """``haveAnyRequestedResourcesIncreased``: more pod slots, or more of a resource ``pod`` requests
+    (or one the modified node leaves to DRA)."""
     request = compute_pod_resource_request(pod)
     before = Resource.from_list(original.allocatable)
     after = Resource.from_list(modified.allocatable)
@@ -187,7 +214,11 @@ def have_any_requested_resources_increased(pod: Pod, original: Node, modified: N
         or (request.ephemeral_storage > 0 and after.ephemeral_storage > before.ephemeral_storage)
     ):
         return True
-    return any(after.scalar.get(name, 0) > before.scalar.get(name, 0) for name, _ in request.scalars)
+    return any(
+        after.scalar.get(name, 0) > before.scalar.get(name, 0)
+        or _delegated_to_dra(name, after.scalar.get(name, 0), dra)
+        for name, _ in request.scalars
+    )
 
 
 def is_schedulable_after_pod_scale_down(target: Pod, original: Pod, modified: Pod) -> bool:
@@ -210,7 +241,7 @@ def _missing_state() -> Status:
     return Status(Code.ERROR, f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
 
 
-def _has_room(s: PreFilterState, node_info: NodeInfo) -> bool:
+def _has_room(s: PreFilterState, node_info: NodeInfo, dra: DeviceClassResolver | None) -> bool:
     """Whether ``node_info`` fits the request: :func:`fits_request` finding nothing, without building
     its reasons (the tests it makes, stopping at the first miss)."""
     alloc = node_info.allocatable
@@ -229,7 +260,11 @@ def _has_room(s: PreFilterState, node_info: NodeInfo) -> bool:
             return True
         alloc_scalar = alloc.scalar
         used_scalar = used.scalar
-        return all(q <= alloc_scalar.get(name, 0) - used_scalar.get(name, 0) for name, q in s.scalars)
+        return all(
+            q <= alloc_scalar.get(name, 0) - used_scalar.get(name, 0)
+            or _delegated_to_dra(name, alloc_scalar.get(name, 0), dra)
+            for name, q in s.scalars
+        )
     return False
 
 
@@ -261,6 +296,15 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.scorer = ResourceAllocationScorer(
             strategy.resources, False, strategy.type, shape, pod_level_resources=False
         )
+        # DRAExtendedResource: the DRA store's DeviceClass lookup (kube's SharedDRAManager).
+        dra_store = getattr(handle.objects, "dra", None)
+        self.dra_store: DRAStore | None = dra_store
+        self.cel_cache = CelCache()
+        self.dra: DeviceClassResolver | None = (
+            dra_store.class_for_extended_resource
+            if dra_store is not None and featuregates.DEFAULT.enabled("DRAExtendedResource")
+            else None
+        )
 
     # --- PreFilter / Filter --------------------------------------------------------------
 
@@ -279,9 +323,9 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         s = state.get(PRE_FILTER_STATE_KEY)
         if not isinstance(s, PreFilterState):
             return _missing_state()
-        if _has_room(s, node_info):
+        if _has_room(s, node_info, self.dra):
             return None
-        return _status_from(fits_request(s, node_info))
+        return _status_from(fits_request(s, node_info, self.dra))
 
     def filter_all(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
@@ -291,21 +335,20 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if not isinstance(s, PreFilterState):
             return [_missing_state() for _ in nodes]
         verdicts: list[Status | None] | None = None
+        dra = self.dra
         for index, info in enumerate(nodes):
-            if not _has_room(s, info):
+            if not _has_room(s, info, dra):
                 if verdicts is None:
                     verdicts = [None] * len(nodes)
-                verdicts[index] = _status_from(fits_request(s, info))
+                verdicts[index] = _status_from(fits_request(s, info, dra))
         return verdicts
 
     # --- queueing hints ------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """A pod deleted or scaled down (in-place resize is GA); a node added or with more allocatable.
-
-        kube's DeviceClass event (DRA-backed extended resources) is not registered: berth has no DRA.
-        """
-        return [
+        """A pod deleted or scaled down (in-place resize is GA); a node added or with more allocatable;
+        with DRAExtendedResource, a DeviceClass added or updated."""
+        events = [
             ClusterEventWithHint(
                 ClusterEvent(POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
                 self.is_schedulable_after_pod_event,
@@ -315,6 +358,14 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                 self.is_schedulable_after_node_change,
             ),
         ]
+        if self.dra is not None:
+            events.append(
+                ClusterEventWithHint(
+                    ClusterEvent(DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE),
+                    self.is_schedulable_after_device_class_event,
+                )
+            )
+        return events
 
     def is_schedulable_after_pod_event(self, pod: Pod, old: object, new: object) -> QueueingHint:
         """Queue for an assigned (or nominated) pod deleted, or a scale-down that frees what ``pod`` needs."""
@@ -330,34 +381,57 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def is_schedulable_after_node_change(self, pod: Pod, old: object, new: object) -> QueueingHint:
         """Queue when the node (empty) fits the pod and was added, or gained what the pod requests."""
         original, modified = as_nodes(old, new)
-        if modified is None or not is_fit(pod, modified):
+        if modified is None or not is_fit(pod, modified, self.dra):
             return QueueingHint.QUEUE_SKIP
         if original is None:
             return QueueingHint.QUEUE
-        if not have_any_requested_resources_increased(pod, original, modified):
+        if not have_any_requested_resources_increased(pod, original, modified, self.dra):
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
+
+    def is_schedulable_after_device_class_event(self, pod: Pod, old: object, new: object) -> QueueingHint:
+        """``isSchedulableAfterDeviceClassEvent``: a class now backs an extended resource the pod
+        requests (its implicit name only on add: a class keeps its name)."""
+        for obj in (old, new):
+            if obj is not None and not isinstance(obj, DeviceClass):
+                raise HintError(f"expected a DeviceClass, got {type(obj).__name__}")
+        if not isinstance(new, DeviceClass):
+            return QueueingHint.QUEUE_SKIP
+        if isinstance(old, DeviceClass):
+            if old.extended_resource_name == new.extended_resource_name:
+                return QueueingHint.QUEUE_SKIP
+        elif RESOURCE_DEVICE_CLASS_PREFIX + new.name in pod_requests(pod):
+            return QueueingHint.QUEUE
+        if new.extended_resource_name and new.extended_resource_name in pod_requests(pod):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
 
     # --- PreScore / Score ----------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         """Compute the pod's (non-zero) request of each scoring resource."""
-        state.write(PRE_SCORE_STATE_KEY, PreScoreState(self.scorer.pod_request_list(pod)))
+        state.write(PRE_SCORE_STATE_KEY, self._pre_score_state(pod))
         return None
+
+    def _pre_score_state(self, pod: Pod) -> PreScoreState:
+        dra = dra_score_state(self.dra_store, self.dra, self.scorer.names, self.cel_cache)
+        return PreScoreState(self.scorer.pod_request_list(pod), dra)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """The scoring strategy's score for ``node_info`` (no normalization)."""
         s = state.get(PRE_SCORE_STATE_KEY)
         # As kube: without PreScore state, compute the request here.
-        requests = s.pod_requests if isinstance(s, PreScoreState) else self.scorer.pod_request_list(pod)
+        if not isinstance(s, PreScoreState):
+            s = self._pre_score_state(pod)
         if not self.scorer.specs:
             raise PluginError("resources not found")
-        return self.scorer.score(node_info, requests)
+        return self.scorer.score(node_info, s.pod_requests, s.dra)
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> list[int]:
         """:meth:`score` for every node, reading the cycle state once."""
         s = state.get(PRE_SCORE_STATE_KEY)
-        requests = s.pod_requests if isinstance(s, PreScoreState) else self.scorer.pod_request_list(pod)
+        if not isinstance(s, PreScoreState):
+            s = self._pre_score_state(pod)
         if not self.scorer.specs:
             raise PluginError("resources not found")
-        return self.scorer.score_many(nodes, requests)
+        return self.scorer.score_many(nodes, s.pod_requests, s.dra)

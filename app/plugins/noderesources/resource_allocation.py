@@ -33,6 +33,7 @@ from app.plugins.noderesources.args import (
     ResourceSpec,
     UtilizationShapePoint,
 )
+from app.plugins.noderesources.dra_scoring import DRAScoreState
 
 # How a configured resource name maps onto Resource's fields; decided once per scorer.
 KIND_CPU = 0
@@ -260,8 +261,11 @@ class ResourceAllocationScorer:
             requested[i] = u + pod_req
         return requested, allocated, allocatable
 
-    def score(self, node_info: NodeInfo, pod_request: Sequence[int]) -> int:
+    def score(self, node_info: NodeInfo, pod_request: Sequence[int], dra: DRAScoreState | None = None) -> int:
         """The strategy's node score (LeastAllocated, MostAllocated or RequestedToCapacityRatio).
+
+        With ``dra``, an extended resource the node has none of is scored on the devices of the
+        DeviceClass backing it (DRAExtendedResource).
 
         Same arithmetic as ``calculateNodeAllocatableRequest`` followed by the strategy's scorer,
         fused into one loop so that no per-node lists are built. All operands are non-negative, so
@@ -291,8 +295,12 @@ class ResourceAllocationScorer:
                     continue
                 a = alloc.scalar.get(name, 0)
                 if a == 0:
-                    continue
-                r = plain.scalar.get(name, 0) + pod_req
+                    if dra is None:
+                        continue
+                    a, in_use = dra.totals(node_info.node, name)
+                    r = in_use + pod_req
+                else:
+                    r = plain.scalar.get(name, 0) + pod_req
             else:
                 continue
             if a == 0:
@@ -315,14 +323,16 @@ class ResourceAllocationScorer:
             return (2 * node_score + weight_sum) // (2 * weight_sum)
         return node_score // weight_sum
 
-    def score_many(self, nodes: Sequence[NodeInfo], pod_request: Sequence[int]) -> list[int]:
+    def score_many(
+        self, nodes: Sequence[NodeInfo], pod_request: Sequence[int], dra: DRAScoreState | None = None
+    ) -> list[int]:
         """:meth:`score` of every node, in order. For LeastAllocated and MostAllocated over exactly
         cpu and memory (the default), one specialised loop with the same integer arithmetic."""
         cm = self.cpu_memory
         strategy = self.strategy
         if cm is None or strategy == REQUESTED_TO_CAPACITY_RATIO:
             score_one = self.score
-            return [score_one(n, pod_request) for n in nodes]
+            return [score_one(n, pod_request, dra) for n in nodes]
         ic, im, wc, wm = cm
         pc, pm = pod_request[ic], pod_request[im]
         weight_sum = wc + wm
