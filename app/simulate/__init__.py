@@ -10,6 +10,7 @@ from app.config.types import SchedulerConfiguration
 from app.framework.registry import Registry
 from app.kube.extender import build_extenders
 from app.scheduler.scheduler import Engine
+from app.simulate.compare import compare_configs
 from app.simulate.inputs import STDIN, adopt_unserved_pods, new_seed, read_state
 from app.simulate.report import (
     OUTPUT_FORMATS,
@@ -45,6 +46,7 @@ __all__ = [
     "StateError",
     "adopt_unserved_pods",
     "check_output_format",
+    "compare_configs",
     "format_json",
     "format_result",
     "format_table",
@@ -79,11 +81,15 @@ def simulate(
     seed: int | None = None,
     output: str = "table",
     schedule_all: bool = False,
+    config: str | None = None,
+    compare: tuple[str, SchedulerConfiguration] | None = None,
 ) -> tuple[str, list[str]]:
     """Load the state at ``path`` (``-``: stdin), schedule its pending pods and format the result.
 
     ``seed`` fixes every random choice (a random one is drawn when None; either way the output
     records it). ``schedule_all`` gives pods of unserved scheduler names to the first profile.
+    ``compare`` (the ``--compare-config`` file and its configuration) runs the state under it too,
+    with the same seed, and adds the comparison (``config`` names ``cfg``'s file in it).
     Returns ``(text, warnings)``: the output in ``output`` format and the state's warnings (for
     stderr), then one per pod a plugin raised an exception for (that pod's record is an Error).
     Raises :class:`StateError` for a bad state file (the CLI exits 2), ValueError for an
@@ -91,9 +97,11 @@ def simulate(
     """
     check_output_format(output)  # first, so a typo in -o does not cost a whole simulation
     state = read_state(path)
+    seed = new_seed() if seed is None else seed
+    if compare is not None:
+        return compare_configs(state, (config, cfg), compare, registry, seed, output, schedule_all)
     if schedule_all:
         state = adopt_unserved_pods(state, cfg)
-    seed = new_seed() if seed is None else seed
     engine = new_engine(state, cfg, registry, seed)
     result = run_simulation(state, engine)
     nodes = node_utilization(engine, state.nodes)
