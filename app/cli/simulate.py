@@ -84,10 +84,11 @@ def compare_configuration(path: str, registry: Registry) -> SchedulerConfigurati
 
 
 def write_report(text: str, warnings: Iterable[str]) -> None:
-    """Warnings to stderr, the report to stdout."""
+    """Warnings to stderr, the report (unless already streamed: empty) to stdout."""
     for warning in warnings:
         sys.stderr.write(f"Warning: {warning}\n")
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    if text:  # empty when the report was streamed to stdout already
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -111,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
             schedule_all=args.schedule_all,
             config=args.config,
             compare=compare,
+            out=sys.stdout,  # -o json is written pod by pod
         )
     write_report(text, warnings)
     return 0

@@ -9,11 +9,10 @@ configurations. Pods are matched by ``namespace/name``.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import orjson
+from typing import Any, TextIO
 
 from app.config.types import SchedulerConfiguration
 from app.framework.registry import Registry
@@ -30,10 +29,10 @@ from app.simulate.report import (  # the comparison reuses the report's pieces (
     check_output_format,
     format_table,
     seed_line,
-    to_json_dict,
 )
 from app.simulate.runner import PodRecord, SimulationResult, run_simulation
 from app.simulate.state import ClusterState
+from app.simulate.stream import write_json
 from app.simulate.summary import summarize
 from app.simulate.utilization import CPU, MEMORY, PODS, NodeUsage, node_utilization
 
@@ -297,10 +296,12 @@ def compare_configs(
     seed: int,
     output: str = "table",
     schedule_all: bool = False,
+    out: TextIO | None = None,
 ) -> tuple[str, list[str]]:
     """Run ``state`` under configurations ``a`` and ``b`` (each ``(file, configuration)``) with ``seed``
     and report A's run as ``berth simulate`` does plus the comparison: the table's comparison block
-    before the seed line, or the JSON's top-level ``comparison``. Returns ``(text, warnings)``."""
+    before the seed line, or the JSON's top-level ``comparison``. Returns ``(text, warnings)``; with
+    ``out``, JSON is written there pod by pod instead and the text is empty."""
     check_output_format(output)
     runs: list[ConfigRun] = []
     warnings = list(state.warnings)
@@ -317,7 +318,10 @@ def compare_configs(
     comparison = compare_runs(runs[0], runs[1])
     first = comparison.a
     if output == "json":
-        doc = {**to_json_dict(first.result, seed, first.nodes), "comparison": comparison_dict(comparison)}
-        return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n", warnings
+        buffer = io.StringIO()  # stays empty when the JSON goes to ``out``
+        write_json(
+            out or buffer, first.result, seed, first.nodes, {"comparison": comparison_dict(comparison)}
+        )
+        return buffer.getvalue(), warnings
     table = format_table(first.result, None, first.nodes, wide=output == "wide")
     return f"{table}\n{format_comparison(comparison)}\n{seed_line(seed)}", warnings
