@@ -8,10 +8,13 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from app.cli.common import offline_setup
+from app.cli.common import load_configuration, offline_setup
 from app.cli.options import CommandError
+from app.config.types import SchedulerConfiguration
+from app.framework.registry import Registry
 from app.framework.runtime import FrameworkError
 from app.simulate import OUTPUT_FORMATS, StateError, simulate
+from app.simulate.compare import CompareConfigError
 from app.simulate.hints import DEFAULT_MAX_HINTED_PODS
 
 # A bad state file is bad input to the simulation itself: exit 2, as the issue asks.
@@ -52,6 +55,14 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help='Search verified "fits if" hints for at most N unschedulable pods (0 turns hints off; '
         f"pods of a shape already answered do not count). Default {DEFAULT_MAX_HINTED_PODS}.",
     )
+    sim.add_argument(
+        "--compare-config",
+        default=None,
+        metavar="FILE",
+        help="A second KubeSchedulerConfiguration: run STATE under it too, with the same seed, and report the "
+        "pods placed differently, the plugin scores behind each move, the unschedulable delta, per-node "
+        "utilization under both and the nodes each leaves empty (docs/compare.md).",
+    )
     sim.add_argument("-o", "--output", choices=OUTPUT_FORMATS, default="table", help="Output format.")
     return parser
 
@@ -59,20 +70,34 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 @contextmanager
 def input_errors(config: str | None) -> Iterator[None]:
     """Bad input as CLI errors: a state or pod file exits 2 naming file and field; a configuration
-    whose profiles cannot be built names the configuration."""
+    whose profiles cannot be built names the configuration (exit 2 for ``--compare-config``'s)."""
     try:
         yield
     except StateError as err:
+        raise CommandError(str(err), STATE_ERROR_EXIT) from err
+    except CompareConfigError as err:
         raise CommandError(str(err), STATE_ERROR_EXIT) from err
     except FrameworkError as err:
         raise CommandError(f"{config or 'configuration'}: {err}") from err
 
 
+def compare_configuration(path: str, registry: Registry) -> SchedulerConfiguration:
+    """``--compare-config``: bad input to the comparison, so exit 2 with the file and field named."""
+    try:
+        return load_configuration(path, registry)
+    except CommandError as err:
+        message = str(err)
+        raise CommandError(
+            message if message.startswith(path) else f"{path}: {message}", STATE_ERROR_EXIT
+        ) from err
+
+
 def write_report(text: str, warnings: Iterable[str]) -> None:
-    """Warnings to stderr, the report to stdout."""
+    """Warnings to stderr, the report (unless already streamed: empty) to stdout."""
     for warning in warnings:
         sys.stderr.write(f"Warning: {warning}\n")
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    if text:  # empty when the report was streamed to stdout already
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -85,6 +110,9 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError('"berth simulate" requires a STATE file argument')
     if args.max_hints < 0:
         raise CommandError(f"invalid --max-hints {args.max_hints}: must be 0 or more")
+    compare = None
+    if args.compare_config:
+        compare = (args.compare_config, compare_configuration(args.compare_config, registry))
     with input_errors(args.config):
         text, warnings = simulate(
             args.state,
@@ -94,6 +122,9 @@ def run(args: argparse.Namespace) -> int:
             output=args.output,
             schedule_all=args.schedule_all,
             max_hints=args.max_hints,
+            config=args.config,
+            compare=compare,
+            out=sys.stdout,  # -o json is written pod by pod
         )
     write_report(text, warnings)
     return 0

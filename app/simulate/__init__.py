@@ -6,10 +6,13 @@ Library API for the CLI: :func:`simulate` does it all; :func:`load_state`, :func
 
 from __future__ import annotations
 
+from typing import TextIO
+
 from app.config.types import SchedulerConfiguration
 from app.framework.registry import Registry
 from app.kube.extender import build_extenders
 from app.scheduler.scheduler import Engine
+from app.simulate.compare import compare_configs
 from app.simulate.hints import DEFAULT_MAX_HINTED_PODS, RecordExplainer
 from app.simulate.inputs import STDIN, adopt_unserved_pods, new_seed, read_state
 from app.simulate.report import (
@@ -30,6 +33,7 @@ from app.simulate.runner import (
     run_simulation,
 )
 from app.simulate.state import ClusterState, PendingPod, StateError, load_state, parse_state
+from app.simulate.stream import write_json
 from app.simulate.utilization import NodeUsage, node_utilization
 
 __all__ = [
@@ -46,6 +50,7 @@ __all__ = [
     "StateError",
     "adopt_unserved_pods",
     "check_output_format",
+    "compare_configs",
     "format_json",
     "format_result",
     "format_table",
@@ -59,6 +64,7 @@ __all__ = [
     "run_simulation",
     "simulate",
     "to_json_dict",
+    "write_json",
 ]
 
 
@@ -81,12 +87,18 @@ def simulate(
     output: str = "table",
     schedule_all: bool = False,
     max_hints: int = DEFAULT_MAX_HINTED_PODS,
+    config: str | None = None,
+    compare: tuple[str, SchedulerConfiguration] | None = None,
+    out: TextIO | None = None,
 ) -> tuple[str, list[str]]:
     """Load the state at ``path`` (``-``: stdin), schedule its pending pods and format the result.
 
     ``seed`` fixes every random choice (a random one is drawn when None; either way the output
     records it). ``schedule_all`` gives pods of unserved scheduler names to the first profile.
     ``max_hints`` bounds how many unschedulable pods get "fits if" hints searched (0: none).
+    ``compare`` (the ``--compare-config`` file and its configuration) runs the state under it too,
+    with the same seed, and adds the comparison (``config`` names ``cfg``'s file in it). With ``out``,
+    ``-o json`` is written there pod by pod (the returned text is then empty): a fraction of the memory.
     Returns ``(text, warnings)``: the output in ``output`` format and the state's warnings (for
     stderr), then one per pod a plugin raised an exception for (that pod's record is an Error).
     Raises :class:`StateError` for a bad state file (the CLI exits 2), ValueError for an
@@ -94,16 +106,18 @@ def simulate(
     """
     check_output_format(output)  # first, so a typo in -o does not cost a whole simulation
     state = read_state(path)
+    seed = new_seed() if seed is None else seed
+    if compare is not None:
+        return compare_configs(state, (config, cfg), compare, registry, seed, output, schedule_all, out)
     if schedule_all:
         state = adopt_unserved_pods(state, cfg)
-    seed = new_seed() if seed is None else seed
     engine = new_engine(state, cfg, registry, seed)
     # Details, weights and verified hints are worked out as the run goes (app/simulate/hints.py).
     explainer = RecordExplainer(state, cfg, registry, seed, max_hints, with_details=output != "table")
     result = run_simulation(state, engine, explainer)
     nodes = node_utilization(engine, state.nodes)
-    return format_result(result, output, seed, nodes), [
-        *state.warnings,
-        *result.warnings,
-        *explainer.warnings(),
-    ]
+    warnings = [*state.warnings, *result.warnings, *explainer.warnings()]
+    if out is not None and output == "json":
+        write_json(out, result, seed, nodes)
+        return "", warnings
+    return format_result(result, output, seed, nodes), warnings

@@ -125,6 +125,19 @@ _StateLoader.yaml_implicit_resolvers = {
 }
 
 
+# libyaml's parser and composer in C, with the same constructors and resolvers: a state file loads about
+# seven times faster than through the pure-Python loader. Constructing the Python objects is Python either way.
+_FastStateLoader: type[Any] | None = None
+if yaml.__with_libyaml__:
+
+    class _CStateLoader(yaml.CSafeLoader):
+        """:class:`_StateLoader` with libyaml's C parser."""
+
+    _CStateLoader.yaml_implicit_resolvers = _StateLoader.yaml_implicit_resolvers
+    _CStateLoader.yaml_constructors = _StateLoader.yaml_constructors
+    _FastStateLoader = _CStateLoader
+
+
 def _read_text(path: str) -> str:
     try:
         with open(path, encoding="utf-8") as fh:
@@ -140,6 +153,33 @@ def _mark_text(mark: Any) -> str:
 
 
 def _yaml_documents(text: str, path: str) -> list[Any]:
+    """The YAML documents of ``text``: through libyaml when it is there, and when it refuses the text
+    (or is missing) through the pure-Python loader, whose errors name the line, column and document."""
+    if _FastStateLoader is not None:
+        fast = None
+        try:
+            fast = _FastStateLoader(text)  # a lone surrogate (stdin's surrogateescape) fails to encode here
+            with decoding.recursion_limit(decoding.YAML_RECURSION_LIMIT):
+                return list(
+                    fast.construct_document(node) if node is not None else None for node in _nodes(fast)
+                )
+        except (yaml.YAMLError, ValueError, RecursionError):
+            # Bad input (or what libyaml refuses and PyYAML accepts, e.g. flow collections nested more
+            # than libyaml's 1,000 levels): the pure-Python loader decides, and names the place.
+            pass
+        finally:
+            if fast is not None:
+                fast.dispose()
+    return _python_yaml_documents(text, path)
+
+
+def _nodes(loader: Any) -> Iterator[Any]:
+    """The loader's document nodes, one by one (None for an empty document)."""
+    while loader.check_node():
+        yield loader.get_node()
+
+
+def _python_yaml_documents(text: str, path: str) -> list[Any]:
     docs: list[Any] = []
     loader: _StateLoader | None = None
     try:
