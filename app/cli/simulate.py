@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from app.cli.common import offline_setup
+from app.cli.common import add_html_flag, offline_setup, write_html_report
 from app.cli.options import CommandError
 from app.framework.runtime import FrameworkError
 from app.simulate import OUTPUT_FORMATS, StateError, simulate
@@ -44,6 +44,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "(by default they are Skipped, as kube-scheduler leaves them to their scheduler).",
     )
     sim.add_argument("-o", "--output", choices=OUTPUT_FORMATS, default="table", help="Output format.")
+    add_html_flag(sim)
     return parser
 
 
@@ -76,7 +77,14 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError('"berth simulate" requires a STATE file argument')
     with input_errors(args.config):
         text, warnings = simulate(
-            args.state, cfg, registry, seed=args.seed, output=args.output, schedule_all=args.schedule_all
+            args.state,
+            cfg,
+            registry,
+            seed=args.seed,
+            output="json" if args.html else args.output,
+            schedule_all=args.schedule_all,
         )
+    if args.html:
+        text = write_html_report(args.html, text, "simulate", args.output)
     write_report(text, warnings)
     return 0
