@@ -77,6 +77,6 @@ def run(args: argparse.Namespace) -> int:
         )
     text = format_capacity(result, "json" if args.html else args.output)
     if args.html:
-        text = write_html_report(args.html, text, "capacity", args.output)
+        text = write_html_report(args.html, text, "capacity", args.output, cfg, registry)
     write_report(text, warnings)
     return 0

@@ -81,15 +81,17 @@ def add_html_flag(group: Any) -> None:
     )
 
 
-def write_html_report(path: str, json_text: str, kind: str, output: str) -> str:
+def write_html_report(
+    path: str, json_text: str, kind: str, output: str, cfg: SchedulerConfiguration, registry: Registry
+) -> str:
     """Write the HTML report of ``json_text`` (the run's ``-o json``) to ``path``; return what stdout
     gets: the JSON when ``-o json`` was asked for, else one line naming the file."""
-    from app.ui.report import render_report, report_summary
+    from app.ui.report import profile_weights, render_report, report_summary
 
     doc = orjson.loads(json_text)
     try:
         with open(path, "w", encoding="utf-8") as out:
-            out.write(render_report(doc, kind))
+            out.write(render_report(doc, kind, profile_weights(cfg, registry)))
     except OSError as err:
         raise CommandError(f"--html {path}: {err.strerror or err}") from err
     return json_text if output == "json" else f"Wrote {path}: {report_summary(kind, doc)}\n"

@@ -85,6 +85,6 @@ def run(args: argparse.Namespace) -> int:
             schedule_all=args.schedule_all,
         )
     if args.html:
-        text = write_html_report(args.html, text, "simulate", args.output)
+        text = write_html_report(args.html, text, "simulate", args.output, cfg, registry)
     write_report(text, warnings)
     return 0

@@ -20,9 +20,19 @@ from typing import Any
 
 import orjson
 
+from app.config.types import SchedulerConfiguration
+from app.config.validation import expand_plugins
+from app.framework.registry import Registry
 from app.ui.assets import asset_text
 
-__all__ = ["REJECTED_NODES_KEPT", "SCORED_NODES_KEPT", "render_report", "report_summary", "trim_pod"]
+__all__ = [
+    "REJECTED_NODES_KEPT",
+    "SCORED_NODES_KEPT",
+    "profile_weights",
+    "render_report",
+    "report_summary",
+    "trim_pod",
+]
 
 SCORED_NODES_KEPT = 20
 REJECTED_NODES_KEPT = 50
@@ -68,12 +78,28 @@ def report_summary(kind: str, doc: Mapping[str, Any]) -> str:
     return f"simulation: {len(doc.get('pods') or [])} pods ({parts or 'none'}), {len(doc.get('nodes') or [])} nodes"
 
 
-def render_report(doc: Mapping[str, Any], kind: str = "simulate") -> str:
+def profile_weights(cfg: SchedulerConfiguration, registry: Registry) -> dict[str, dict[str, int]]:
+    """Each profile's Score plugin weights (``{schedulerName: {plugin: weight}}``), as its framework
+    applies them (MultiPoint expanded, 0 meaning 1): the bars multiply each normalized score by them."""
+    return {
+        profile.scheduler_name: {
+            plugin.name: plugin.weight or 1
+            for plugin in expand_plugins(profile.plugins, registry).points["score"]
+        }
+        for profile in cfg.profiles
+    }
+
+
+def render_report(
+    doc: Mapping[str, Any], kind: str = "simulate", weights: Mapping[str, Mapping[str, int]] | None = None
+) -> str:
     """The self-contained HTML report of ``doc`` (a ``berth simulate``/``berth capacity`` ``-o json``
-    document; ``kind`` says which)."""
+    document; ``kind`` says which). ``weights`` (:func:`profile_weights`) lets the score bars show
+    weighted scores where the pods carry no ``weights`` of their own."""
     if kind == "simulate":
         doc = {**doc, "pods": [trim_pod(p) for p in doc.get("pods") or []]}
-    data = orjson.dumps({"kind": kind, "title": report_summary(kind, doc), "doc": doc}).decode()
+    report = {"kind": kind, "title": report_summary(kind, doc), "weights": weights or {}, "doc": doc}
+    data = orjson.dumps(report).decode()
     # Inside <script>, "</script" or "<!--" would end or upset the element; "<" only occurs inside JSON
     # strings, where the escape \u003c reads the same to JSON.parse.
     data = data.replace("<", "\\u003c")

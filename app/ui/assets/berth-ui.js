@@ -25,7 +25,7 @@
       else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
       else el.setAttribute(k, v === true ? "" : String(v));
     }
-    for (const c of children.flat()) {
+    for (const c of children.flat(Infinity)) {
       if (c === null || c === undefined || c === false) continue;
       el.append(c instanceof Node ? c : document.createTextNode(String(c)));
     }
@@ -92,7 +92,9 @@
   function weightsFor(record, profile) {
     if (record.weights) return record.weights;
     const byProfile = (state.info && state.info.weights) || {};
-    return byProfile[profile] || byProfile["default-scheduler"] || null;
+    const names = Object.keys(byProfile);
+    // simulate's pods name no profile: with one profile (the usual case) its weights are the pod's
+    return byProfile[profile] || (names.length === 1 ? byProfile[names[0]] : byProfile["default-scheduler"]) || null;
   }
 
   // ---- pages --------------------------------------------------------------------------------
@@ -171,7 +173,7 @@
     const omitted = record.scoresOmitted ? h("p", { class: "muted", text: `The report keeps the ${fmt(nodes.length)} best-scored nodes; ${fmt(record.scoresOmitted)} more were scored.` }) : null;
     const unweighted = weights ? null : h("p", { class: "muted", text: "The Score weights are not known here: bars show each plugin's normalized score (weight 1)." });
     return [h("h2", { text: "Scores (weighted, per plugin)" }), unweighted, legend, bars, showAll, omitted,
-      h("details", {}, h("summary", { text: "Score numbers (normalized score × weight)" }), table([{ label: "Node" }, { label: "Total", num: true }, ...plugins.map((p) => ({ label: p, num: true }))], rows, { id: "score-table" }))];
+      h("details", { open: true }, h("summary", { text: "Score numbers (normalized score × weight)" }), table([{ label: "Node" }, { label: "Total", num: true }, ...plugins.map((p) => ({ label: p, num: true }))], rows, { id: "score-table" }))];
   }
 
   function filterSection(record) {
@@ -355,6 +357,7 @@
       document.querySelector('[data-page="decisions"]').hidden = capacity;
       document.querySelector('[data-page="nodes"]').hidden = capacity;
       statusEl.textContent = REPORT.title || "offline report";
+      state.info = { weights: REPORT.weights || {} };
       await loadDecisions();
       await loadNodes();
       window.addEventListener("hashchange", () => { window.scrollTo(0, 0); route(); });
