@@ -358,8 +358,7 @@
       document.querySelector('[data-page="nodes"]').hidden = capacity;
       statusEl.textContent = REPORT.title || "offline report";
       state.info = { weights: REPORT.weights || {} };
-      await loadDecisions();
-      await loadNodes();
+      if (!capacity) { await loadDecisions(); await loadNodes(); }
       window.addEventListener("hashchange", () => { window.scrollTo(0, 0); route(); });
       await route();
       return;
