@@ -42,11 +42,11 @@ sys.path.insert(0, str(ROOT))
 
 from e2e.standalone import SCHEDULER_NAME, BerthScheduler  # noqa: E402
 from e2e_throughput import QPS, BindWatch, create_all, node_body, pod_body  # noqa: E402
-from standalone import Result, summarise  # noqa: E402
+from standalone import Result, interleaved_rounds, summarise  # noqa: E402
 
 from app.cli.main import main as berth  # noqa: E402
 from app.kube.client import KubeClient  # noqa: E402
-from kube.controlplane import LocalControlPlane, default_bin_dir  # noqa: E402
+from kube.controlplane import LocalControlPlane  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 ALONE, WATCHED = "berth run", "berth run + browser on /ui/"
@@ -128,20 +128,14 @@ def live_round(
 def bench_live(args: argparse.Namespace, playwright: Any) -> None:
     browser = launch_chromium(playwright)
     workdir = Path(tempfile.mkdtemp(prefix="berth-ui-bench-"))
-    cp = LocalControlPlane(default_bin_dir(), ready_timeout=120.0)
-    cp.start()
-    rounds: list[tuple[Result, int]] = []
     try:
-        client = KubeClient.from_config(str(cp.kubeconfig), qps=QPS, burst=QPS)
-        print(f"creating {args.nodes} nodes", file=sys.stderr)
-        create_all(client, "/api/v1/nodes", [node_body(i) for i in range(args.nodes)])
-        n = 0
-        for i in range(args.repeat):
-            for kind in (ALONE, WATCHED) if i % 2 == 0 else (WATCHED, ALONE):
-                n += 1
-                rounds.append(live_round(kind, n, cp, client, workdir, args.pods, browser))
+        rounds = interleaved_rounds(
+            args.nodes,
+            args.repeat,
+            [ALONE, WATCHED],
+            lambda kind, n, cp, client: live_round(kind, n, cp, client, workdir, args.pods, browser),
+        )
     finally:
-        cp.stop()
         browser.close()
     print(f"\n## Live UI: {args.nodes} nodes x {args.pods} pods, qps/burst {QPS}/{QPS}, rounds interleaved\n")
     print("| round | bound | seconds | avg pods/s | p50 pods/s | /ui/api polls |")
