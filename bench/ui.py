@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from e2e.standalone import SCHEDULER_NAME, BerthScheduler  # noqa: E402
 from e2e_throughput import QPS, BindWatch, create_all, node_body, pod_body  # noqa: E402
-from standalone import Result, interleaved_rounds, summarise  # noqa: E402
+from standalone import CpuMeter, Result, interleaved_rounds, summarise  # noqa: E402
 
 from app.cli.main import main as berth  # noqa: E402
 from app.kube.client import KubeClient  # noqa: E402
@@ -105,9 +105,11 @@ def live_round(
         cp, workdir, namespace=namespace, lease_name="ui-bench", name=f"berth-ui-{n}", verbosity=1
     )
     watcher: UiWatcher | None = None
+    meter: CpuMeter | None = None
     polls = 0
     try:
         proc.start()
+        meter = CpuMeter(proc)
         if kind == WATCHED:
             watcher = UiWatcher(browser, proc)
             deadline = time.monotonic() + 600
@@ -116,11 +118,15 @@ def live_round(
             polls = watcher.polls
         watch.wait(pods, timeout=600)
     finally:
+        if meter is not None:
+            meter.stop()
         if watcher is not None:
             watcher.close()
         proc.stop()
     result = Result(kind, pods)
     summarise(result, list(watch.times.values()))
+    if meter is not None and watch.times:
+        result.cpu_seconds = meter.between(min(watch.times.values()), max(watch.times.values()))
     client.request("DELETE", f"/api/v1/namespaces/{namespace}/pods", params={"gracePeriodSeconds": "0"})
     return result, polls
 
@@ -146,11 +152,15 @@ def bench_live(args: argparse.Namespace, playwright: Any) -> None:
         )
     alone = [r for r, _ in rounds if r.name == ALONE]
     watched = [r for r, _ in rounds if r.name == WATCHED]
-    ratios = [w.average / a.average if a.average else 0.0 for a, w in zip(alone, watched, strict=False)]
-    print(
-        f"\nwith / without the browser: {statistics.median(ratios):.2f}x average pods/s "
-        f"(pairs: {', '.join(f'{x:.2f}' for x in ratios)})"
-    )
+    for what, value in (
+        ("average pods/s", lambda r: r.average),
+        ("berth CPU per pod", lambda r: r.cpu_seconds),
+    ):
+        ratios = [value(w) / value(a) if value(a) else 0.0 for a, w in zip(alone, watched, strict=False)]
+        print(
+            f"with / without the browser, {what}: {statistics.median(ratios):.2f}x "
+            f"(pairs: {', '.join(f'{x:.2f}' for x in ratios)})"
+        )
 
 
 def report_state(nodes: int, pods: int) -> str:

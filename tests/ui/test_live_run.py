@@ -4,6 +4,7 @@ per-node Filter verdicts and weighted score bars matching ``/debug/pods``."""
 
 from __future__ import annotations
 
+import contextlib
 import urllib.error
 import urllib.request
 import uuid
@@ -31,16 +32,15 @@ def cluster(kube_client: client.ApiClient, namespace: str) -> Iterator[Cluster]:
 
 
 @pytest.fixture
-def berth(
-    control_plane: LocalControlPlane, tmp_path: Path, namespace: str, cluster: Cluster
-) -> Iterator[BerthScheduler]:
-    proc = BerthScheduler.on(
-        control_plane, tmp_path, namespace=namespace, lease_name=f"ui-{uuid.uuid4().hex[:6]}", name="berth-ui"
-    ).start()
-    try:
-        yield proc
-    finally:
-        proc.stop()
+def berth(control_plane: LocalControlPlane, tmp_path: Path, cluster: Cluster) -> Iterator[BerthScheduler]:
+    """``berth run`` with its lease in the test's namespace, stopped before the cluster is cleaned up."""
+    lease = f"ui-{uuid.uuid4().hex[:6]}"
+    with contextlib.ExitStack() as stack:
+        proc = BerthScheduler.on(
+            control_plane, tmp_path, namespace=cluster.namespace, lease_name=lease, name="berth-ui"
+        )
+        stack.callback(proc.stop)
+        yield proc.start()
 
 
 def _status_without_credentials(url: str) -> int:

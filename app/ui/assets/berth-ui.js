@@ -340,10 +340,13 @@
     if (state.paused) return;
     try {
       const [page] = current();
+      const before = [state.decisions, state.nodes];
       if (page === "nodes" || page === "node" || page === "pod") await loadNodes();
       if (page === "decisions" || page === "pod") await loadDecisions();
       statusEl.textContent = "live · updated " + new Date().toLocaleTimeString();
-      if (rerender) await route();
+      // Redraw only when something changed: an idle cluster costs the browser (and the machine) nothing.
+      const changed = JSON.stringify(before) !== JSON.stringify([state.decisions, state.nodes]);
+      if (rerender && changed) await route();
     } catch (e) {
       statusEl.textContent = "update failed: " + e.message;
     }
