@@ -144,11 +144,13 @@ def bench_live(args: argparse.Namespace, playwright: Any) -> None:
     finally:
         browser.close()
     print(f"\n## Live UI: {args.nodes} nodes x {args.pods} pods, qps/burst {QPS}/{QPS}, rounds interleaved\n")
-    print("| round | bound | seconds | avg pods/s | p50 pods/s | /ui/api polls |")
-    print("|---|---|---|---|---|---|")
+    print("| round | bound | seconds | avg pods/s | p50 pods/s | berth CPU ms/pod | /ui/api polls |")
+    print("|---|---|---|---|---|---|---|")
     for r, polls in rounds:
+        cpu = 1e3 * r.cpu_seconds / max(r.bound, 1)
         print(
-            f"| {r.name} | {r.bound}/{r.pods} | {r.seconds:.1f} | {r.average:.0f} | {r.p50:.0f} | {polls} |"
+            f"| {r.name} | {r.bound}/{r.pods} | {r.seconds:.1f} | {r.average:.0f} | {r.p50:.0f} | {cpu:.2f} "
+            f"| {polls} |"
         )
     alone = [r for r, _ in rounds if r.name == ALONE]
     watched = [r for r, _ in rounds if r.name == WATCHED]

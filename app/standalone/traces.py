@@ -72,11 +72,15 @@ class DecisionTraces:
         trace["attempts"] = attempts
         return trace
 
-    def recent(self, limit: int) -> list[dict[str, Any]]:
-        """The ``limit`` most recently scheduled pods' outcomes, newest first, without explaining them
-        (the web UI's decisions page): pod, profile, status, node, message, attempts, time (epoch s)."""
+    def recent(self, limit: int, since: float = 0.0) -> list[dict[str, Any]]:
+        """The ``limit`` most recently scheduled pods' outcomes recorded after ``since`` (epoch s),
+        newest first, without explaining them (the web UI's decisions page): pod, profile, status,
+        node, message, attempts, time (epoch s). A poll passing the newest time it has seen gets only
+        what changed since."""
         with self._lock:
-            newest = list(itertools.islice(reversed(self._attempts.items()), limit))
+            # Entries are in recording order (record moves a re-attempted pod to the end).
+            latest = itertools.takewhile(lambda item: item[1][3] > since, reversed(self._attempts.items()))
+            newest = list(itertools.islice(latest, limit))
         return [
             {
                 "pod": key,

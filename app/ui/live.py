@@ -5,7 +5,8 @@ GET /ui, /ui/                   the page (``/ui`` redirects to ``/ui/``)
 GET /ui/assets/{file}           its script and stylesheet, from the package (no CDN)
 GET /ui/api/info                the face (``run`` or ``serve``), the version, each profile's Score
                                 plugin weights
-GET /ui/api/decisions           the most recent decisions, newest first (``?limit=``, 1-5000)
+GET /ui/api/decisions           the most recent decisions, newest first (``?limit=``, 1-5000;
+                                ``?since=T``: only those recorded after T, epoch seconds)
 GET /ui/api/pods/{ns}/{name}    one pod's decision: what ``/debug/pods/{ns}/{name}`` answers
 GET /ui/api/nodes               every node's requested/allocatable resources and the pods on it
 ==============================  ===============================================================
@@ -19,6 +20,7 @@ so an open browser costs the scheduling loop a lock and a copy of what changed.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -40,14 +42,14 @@ _JSON = "application/json"
 DEFAULT_DECISIONS = 500
 MAX_DECISIONS = 5000
 
-Recent = Callable[[int], list[dict[str, Any]]]
+Recent = Callable[[int, float], list[dict[str, Any]]]
 Explain = Callable[[str], dict[str, Any] | None]
 
 
 class UiSource:
     """What the pages show, read from a running face.
 
-    ``recent(limit)`` lists the latest decisions (``berth run``: its decision traces) and
+    ``recent(limit, since)`` lists the latest decisions (those recorded after ``since``) (``berth run``: its decision traces) and
     ``explain(key)`` explains one (the same call ``/debug/pods`` answers with); ``berth serve`` has
     neither (kube-scheduler makes the decisions there), and its pages show the cache's nodes.
     """
@@ -61,6 +63,7 @@ class UiSource:
         self._explain = explain
         self._snapshot = Snapshot()
         self._snapshot_lock = threading.Lock()
+        self._nodes: tuple[int, list[dict[str, Any]]] | None = None  # (snapshot generation, nodes())
 
     def info(self, version: str) -> dict[str, Any]:
         """The face, the version and each profile's Score weights (``{profile: {plugin: weight}}``)."""
@@ -72,9 +75,10 @@ class UiSource:
             "weights": weights,
         }
 
-    def decisions(self, limit: int) -> list[dict[str, Any]]:
-        """The ``limit`` latest decisions, newest first (none on a face that records none)."""
-        return [] if self._recent is None else self._recent(limit)
+    def decisions(self, limit: int, since: float = 0.0) -> list[dict[str, Any]]:
+        """The ``limit`` latest decisions recorded after ``since`` (epoch s), newest first (none on a
+        face that records none)."""
+        return [] if self._recent is None else self._recent(limit, since)
 
     def explain(self, key: str) -> dict[str, Any] | None:
         """Pod ``namespace/name``'s last decision in ``berth simulate -o json``'s shape, or None."""
@@ -83,8 +87,11 @@ class UiSource:
     def nodes(self) -> list[dict[str, Any]]:
         """Each node as simulate's ``nodes[]`` lists it, plus ``pods``: the keys of the pods on it."""
         with self._snapshot_lock:
-            # One snapshot kept across polls: update_snapshot copies only the nodes changed since.
+            # One snapshot kept across polls: update_snapshot copies only the nodes changed since,
+            # and an unchanged cache answers with the list built last time.
             self.engine.cache.update_snapshot(self._snapshot)
+            if self._nodes is not None and self._nodes[0] == self._snapshot.generation:
+                return self._nodes[1]
             infos = list(self._snapshot.list())
             out = []
             for info in infos:
@@ -93,6 +100,7 @@ class UiSource:
                 entry = node_dict(node_usage(info.node.name, info))
                 entry["pods"] = [p.pod.key for p in info.pods]
                 out.append(entry)
+            self._nodes = (self._snapshot.generation, out)
         return out
 
 
@@ -130,14 +138,20 @@ def install_ui(app: FastAPI, source: UiSource, version: str) -> None:
         return _json(info)
 
     @app.get("/ui/api/decisions", tags=["ui"], summary="The latest scheduling decisions")
-    async def ui_decisions(limit: str = str(DEFAULT_DECISIONS)) -> Response:
+    async def ui_decisions(limit: str = str(DEFAULT_DECISIONS), since: str = "0") -> Response:
         try:
             count = int(limit)
         except ValueError:
             count = 0
         if not 1 <= count <= MAX_DECISIONS:
             return _error(f"limit: {limit!r} must be a whole number from 1 to {MAX_DECISIONS}", 400)
-        return _json({"decisions": source.decisions(count)})
+        try:
+            after = float(since)
+        except ValueError:
+            after = math.nan
+        if not math.isfinite(after):
+            return _error(f"since: {since!r} must be a time in seconds since the epoch", 400)
+        return _json({"decisions": source.decisions(count, after)})
 
     @app.get("/ui/api/pods/{namespace}/{name}", tags=["ui"], summary="One pod's last decision")
     async def ui_pod(namespace: str, name: str) -> Response:

@@ -84,3 +84,5 @@ def test_recent_lists_the_latest_outcomes_newest_first_without_explaining() -> N
     assert recent[2]["message"].startswith("0/2 nodes are available: 2 Insufficient cpu.")
     assert recent[0]["time"] >= recent[1]["time"] >= recent[2]["time"]
     assert [d["pod"] for d in traces.recent(1)] == ["default/p4"]
+    assert [d["pod"] for d in traces.recent(10, since=recent[1]["time"])] == ["default/p4"]
+    assert traces.recent(10, since=recent[0]["time"]) == []

@@ -123,6 +123,13 @@ def test_a_pod_scheduled_during_the_test_appears_live_with_its_decision(
         page.goto(f"{berth.base}/ui/#/nodes")
         page.wait_for_selector(f'#nodes-table tr[data-node="{node}"]')
         screenshot(page, "live-nodes")
+
+        # A later pod arrives through the polls that ask only for what is new, above the first.
+        page.click("nav a:text-is('Decisions')")
+        later = f"{cluster.namespace}/{cluster.create_pod('live-1', cpu='1', scheduler_name=SCHEDULER_NAME)}"
+        page.wait_for_selector(f'#decisions tr[data-pod="{later}"]', timeout=POLL_WAIT_MS)
+        shown = page.eval_on_selector_all("#decisions tbody tr", "rows => rows.map(r => r.dataset.pod)")
+        assert shown == [later, key]
     finally:
         page.context.close()
     assert errors == []

@@ -75,6 +75,12 @@ def test_api_lists_the_caches_nodes_with_their_pods(serve: ServeOnState) -> None
     [
         ("/ui/api/decisions?limit=0", 400, "limit: '0' must be a whole number from 1 to 5000"),
         ("/ui/api/decisions?limit=many", 400, "limit: 'many' must be a whole number from 1 to 5000"),
+        (
+            "/ui/api/decisions?since=yesterday",
+            400,
+            "since: 'yesterday' must be a time in seconds since the epoch",
+        ),
+        ("/ui/api/decisions?since=nan", 400, "since: 'nan' must be a time in seconds since the epoch"),
         ("/ui/assets/secret.py", 404, "no UI asset named 'secret.py'"),
         ("/ui/api/pods/prod/db-0", 404, "no scheduling attempt recorded for pod prod/db-0"),
     ],

@@ -72,8 +72,17 @@
     const doc = offlineDoc();
     return (doc.pods || []).map((p, i) => ({ pod: p.pod, profile: p.profile || "", status: p.status, node: p.node, message: p.message, order: i + 1, nominatedNode: p.nominatedNode }));
   }
-  async function loadDecisions() {
-    state.decisions = OFFLINE ? offlineDecisions() : (await api("api/decisions")).decisions;
+  async function loadDecisions(incremental) {
+    if (OFFLINE) { state.decisions = offlineDecisions(); return; }
+    // A poll asks only for what was decided since the newest decision it holds; every 15th poll
+    // (30 s) reloads the whole list, which also drops the pods berth has forgotten (deleted ones).
+    state.polls = (state.polls || 0) + 1;
+    const since = state.decisions.reduce((t, d) => Math.max(t, d.time || 0), 0);
+    if (!incremental || !since || state.polls % 15 === 0) { state.decisions = (await api("api/decisions")).decisions; return; }
+    const fresh = (await api(`api/decisions?since=${since}`)).decisions;
+    if (!fresh.length) return;
+    const renewed = new Set(fresh.map((d) => d.pod));
+    state.decisions = fresh.concat(state.decisions.filter((d) => !renewed.has(d.pod))).slice(0, 500);
   }
   async function loadNodes() {
     if (OFFLINE) {
@@ -342,7 +351,7 @@
       const [page] = current();
       const before = [state.decisions, state.nodes];
       if (page === "nodes" || page === "node" || page === "pod") await loadNodes();
-      if (page === "decisions" || page === "pod") await loadDecisions();
+      if (page === "decisions" || page === "pod") await loadDecisions(true);
       statusEl.textContent = "live · updated " + new Date().toLocaleTimeString();
       // Redraw only when something changed: an idle cluster costs the browser (and the machine) nothing.
       const changed = JSON.stringify(before) !== JSON.stringify([state.decisions, state.nodes]);
