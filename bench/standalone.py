@@ -27,6 +27,7 @@ Usage: ``.venv/bin/python bench/standalone.py [--nodes 500] [--pods 2000] [--rep
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import statistics
@@ -34,8 +35,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -59,6 +62,7 @@ from app.kube.client import KubeClient  # noqa: E402
 from kube.controlplane import LocalControlPlane, default_bin_dir  # noqa: E402
 
 KUBE, BERTH = "kube-scheduler", "berth run"
+RoundT = TypeVar("RoundT")
 
 
 @dataclass
@@ -221,6 +225,31 @@ def run_round(
     return result
 
 
+def interleaved_rounds(
+    nodes: int,
+    repeat: int,
+    kinds: list[str],
+    run: Callable[[str, int, LocalControlPlane, KubeClient], RoundT],
+) -> list[RoundT]:
+    """A control plane with ``nodes`` SchedulingBasic nodes, and ``repeat`` passes of ``run(kind, n,
+    cp, client)`` over ``kinds``, every other pass in reverse order (so that neither kind always
+    goes first on a machine whose load drifts); the control plane is stopped at the end."""
+    results: list[RoundT] = []
+    with contextlib.ExitStack() as stack:
+        cp = LocalControlPlane(default_bin_dir(), ready_timeout=120.0)
+        cp.start()
+        stack.callback(cp.stop)
+        client = KubeClient.from_config(str(cp.kubeconfig), qps=QPS, burst=QPS)
+        print(f"creating {nodes} nodes", file=sys.stderr)
+        create_all(client, "/api/v1/nodes", [node_body(i) for i in range(nodes)])
+        n = 0
+        for i in range(repeat):
+            for kind in kinds if i % 2 == 0 else kinds[::-1]:
+                n += 1
+                results.append(run(kind, n, cp, client))
+    return results
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=500)
@@ -235,20 +264,16 @@ def main() -> int:
     if args.profile is not None:
         args.profile.parent.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="berth-run-bench-"))
-    cp = LocalControlPlane(default_bin_dir(), ready_timeout=120.0)
-    cp.start()
-    results: list[Result] = []
     try:
-        client = KubeClient.from_config(str(cp.kubeconfig), qps=QPS, burst=QPS)
-        print(f"creating {args.nodes} nodes", file=sys.stderr)
-        create_all(client, "/api/v1/nodes", [node_body(i) for i in range(args.nodes)])
-        n = 0
-        for i in range(args.repeat):
-            for kind in kinds if i % 2 == 0 else kinds[::-1]:
-                n += 1
-                results.append(run_round(kind, n, cp, client, workdir, args.pods, args.profile, args.py_spy))
+        results = interleaved_rounds(
+            args.nodes,
+            args.repeat,
+            kinds,
+            lambda kind, n, cp, client: run_round(
+                kind, n, cp, client, workdir, args.pods, args.profile, args.py_spy
+            ),
+        )
     finally:
-        cp.stop()
         if args.keep_logs:
             shutil.copytree(workdir, args.keep_logs, dirs_exist_ok=True)
         shutil.rmtree(workdir, ignore_errors=True)

@@ -16,6 +16,7 @@ LAYERS: list[set[str]] = [
     {"app.config", "app.kube"},
     {"app.scheduler"},
     {"app.extender", "app.simulate"},
+    {"app.ui"},
     {"app.server"},
     {"app.standalone"},
     {"app.cli"},

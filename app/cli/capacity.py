@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from app.cli.common import offline_setup
+from app.cli.common import add_html_flag, offline_setup, write_html_report
 from app.cli.options import CommandError
 from app.cli.simulate import input_errors, write_report
 from app.simulate import new_seed, read_state
@@ -52,6 +52,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     flags.add_argument(
         "-o", "--output", choices=CAPACITY_OUTPUT_FORMATS, default="table", help="Output format."
     )
+    add_html_flag(flags)
     return parser
 
 
@@ -74,5 +75,8 @@ def run(args: argparse.Namespace) -> int:
             f"{state.path}: {len(state.pending)} pending pod(s) left out: capacity counts the room "
             "the running pods leave"
         )
-    write_report(format_capacity(result, args.output), warnings)
+    text = format_capacity(result, "json" if args.html else args.output)
+    if args.html:
+        text = write_html_report(args.html, text, "capacity", args.output, cfg, registry)
+    write_report(text, warnings)
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import orjson
 import yaml
@@ -67,3 +68,30 @@ def write_config(cfg: SchedulerConfiguration, target: str) -> None:
             fh.write(text)
     except OSError as err:
         raise CommandError(f"writing configuration to {target}: {err.strerror}") from err
+
+
+def add_html_flag(group: Any) -> None:
+    """``--html FILE`` of ``berth simulate`` and ``berth capacity``."""
+    group.add_argument(
+        "--html",
+        metavar="FILE",
+        default=None,
+        help="Also write the web UI's report of the run to FILE: one self-contained HTML file "
+        "(no server, no network) with the decisions, each pod's filter verdicts and scores, and the nodes.",
+    )
+
+
+def write_html_report(
+    path: str, json_text: str, kind: str, output: str, cfg: SchedulerConfiguration, registry: Registry
+) -> str:
+    """Write the HTML report of ``json_text`` (the run's ``-o json``) to ``path``; return what stdout
+    gets: the JSON when ``-o json`` was asked for, else one line naming the file."""
+    from app.ui.report import profile_weights, render_report, report_summary
+
+    doc = orjson.loads(json_text)
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(render_report(doc, kind, profile_weights(cfg, registry)))
+    except OSError as err:
+        raise CommandError(f"--html {path}: {err.strerror or err}") from err
+    return json_text if output == "json" else f"Wrote {path}: {report_summary(kind, doc)}\n"

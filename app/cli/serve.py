@@ -229,6 +229,9 @@ def run(args: argparse.Namespace) -> int:
         binder=None if informers is None else Binder(informers.client, engine),
         bind_timeout=args.bind_timeout,
     )
+    from app.ui.live import UiSource, install_ui
+
+    install_ui(app, UiSource(engine, "serve"), __version__)
     try:
         server = _server(args, app, engine)
     except CommandError:

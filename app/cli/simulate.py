@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from app.cli.common import load_configuration, offline_setup
+from app.cli.common import add_html_flag, load_configuration, offline_setup, write_html_report
 from app.cli.options import CommandError
 from app.config.types import SchedulerConfiguration
 from app.framework.registry import Registry
@@ -64,6 +64,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         "utilization under both and the nodes each leaves empty (docs/compare.md).",
     )
     sim.add_argument("-o", "--output", choices=OUTPUT_FORMATS, default="table", help="Output format.")
+    add_html_flag(sim)
     return parser
 
 
@@ -119,12 +120,15 @@ def run(args: argparse.Namespace) -> int:
             cfg,
             registry,
             seed=args.seed,
-            output=args.output,
+            output="json" if args.html else args.output,
             schedule_all=args.schedule_all,
             max_hints=args.max_hints,
             config=args.config,
             compare=compare,
-            out=sys.stdout,  # -o json is written pod by pod
+            # -o json is written pod by pod; an --html report needs the document itself.
+            out=None if args.html else sys.stdout,
         )
+    if args.html:
+        text = write_html_report(args.html, text, "simulate", args.output, cfg, registry)
     write_report(text, warnings)
     return 0

@@ -11,7 +11,7 @@ from app.backend.cache.snapshot import Snapshot
 from app.framework.types import NodeInfo
 from app.scheduler.scheduler import Engine
 
-__all__ = ["CPU", "MEMORY", "PODS", "NodeUsage", "ResourceUsage", "node_utilization"]
+__all__ = ["CPU", "MEMORY", "PODS", "NodeUsage", "ResourceUsage", "node_usage", "node_utilization"]
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -51,6 +51,11 @@ def _usage(info: NodeInfo) -> dict[str, ResourceUsage]:
     return resources
 
 
+def node_usage(name: str, info: NodeInfo) -> NodeUsage:
+    """The usage of one node as ``info`` (a cache or snapshot NodeInfo) holds it."""
+    return NodeUsage(name, _usage(info))
+
+
 def node_utilization(engine: Engine, nodes: Sequence[Node]) -> list[NodeUsage]:
     """The usage of ``nodes`` (in their order) as ``engine``'s cache holds it now."""
     snapshot = Snapshot()
@@ -59,5 +64,5 @@ def node_utilization(engine: Engine, nodes: Sequence[Node]) -> list[NodeUsage]:
     for node in nodes:
         info = snapshot.get(node.name)
         if info is not None:
-            usages.append(NodeUsage(node.name, _usage(info)))
+            usages.append(node_usage(node.name, info))
     return usages

@@ -10,6 +10,7 @@ GET /metrics/resources          kube_pod_resource_request / _limit of every pod:
 GET /configz, /version          the effective configuration, the version
 GET /debug/pods/{ns}/{name}     the pod's last scheduling attempt: per-node filter verdicts and
                                 per-plugin scores, in ``berth simulate -o json``'s shape
+GET /ui/                        the web UI over the same traces and the cache (:mod:`app.ui.live`)
 ==============================  ===============================================================
 """
 
@@ -31,6 +32,7 @@ from app.kube.informer import PODS
 from app.server.app import create_component_app
 from app.server.health import Check
 from app.server.profiling import install_profiling
+from app.ui.live import UiSource, install_ui
 
 if TYPE_CHECKING:
     from app.standalone.setup import Components
@@ -128,4 +130,5 @@ def build_app(
             return Response(body, 404, media_type=_JSON)
         return Response(orjson.dumps(trace), media_type=_JSON)
 
+    install_ui(app, UiSource(components.engine, "run", traces.recent, traces.explain), __version__)
     return app

@@ -12,7 +12,9 @@ The store is bounded (least recently scheduled pods are forgotten first).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -33,7 +35,7 @@ class DecisionTraces:
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         self.capacity = capacity
         self._lock = threading.Lock()
-        self._attempts: OrderedDict[str, tuple[Attempt, Sequence[str], int]] = OrderedDict()
+        self._attempts: OrderedDict[str, tuple[Attempt, Sequence[str], int, float]] = OrderedDict()
 
     def record(self, attempt: Attempt, node_names: Callable[[], Sequence[str]], attempts: int = 1) -> None:
         """Remember ``attempt`` as its pod's latest; ``attempts`` is the pod's attempt count so far.
@@ -48,7 +50,7 @@ class DecisionTraces:
         key = attempt.pod.key
         slim = _slim(attempt)
         with self._lock:
-            self._attempts[key] = (slim, names, attempts)
+            self._attempts[key] = (slim, names, attempts, time.time())
             self._attempts.move_to_end(key)
             while len(self._attempts) > self.capacity:
                 self._attempts.popitem(last=False)
@@ -64,11 +66,34 @@ class DecisionTraces:
             entry = self._attempts.get(key)
         if entry is None:
             return None
-        attempt, names, attempts = entry
+        attempt, names, attempts, _ = entry
         trace = record_dict(explain_attempt(attempt, names))
         trace["nominatedNode"] = attempt.nominated_node
         trace["attempts"] = attempts
         return trace
+
+    def recent(self, limit: int, since: float = 0.0) -> list[dict[str, Any]]:
+        """The ``limit`` most recently scheduled pods' outcomes recorded after ``since`` (epoch s),
+        newest first, without explaining them (the web UI's decisions page): pod, profile, status,
+        node, message, attempts, time (epoch s). A poll passing the newest time it has seen gets only
+        what changed since."""
+        with self._lock:
+            # Entries are in recording order (record moves a re-attempted pod to the end).
+            latest = itertools.takewhile(lambda item: item[1][3] > since, reversed(self._attempts.items()))
+            newest = list(itertools.islice(latest, limit))
+        return [
+            {
+                "pod": key,
+                "profile": attempt.pod.scheduler_name,
+                "status": attempt.status,
+                "node": attempt.node,
+                "message": attempt.message,
+                "nominatedNode": attempt.nominated_node,
+                "attempts": attempts,
+                "time": at,
+            }
+            for key, (attempt, _, attempts, at) in newest
+        ]
 
 
 def _slim(attempt: Attempt) -> Attempt:

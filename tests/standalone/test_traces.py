@@ -64,6 +64,25 @@ def test_a_kept_trace_explains_as_the_attempt_without_holding_its_raw_pod() -> N
     trace = traces.explain("default/p")
     assert trace is not None
     assert {k: v for k, v in trace.items() if k != "attempts"} == expected
-    kept, _, _ = traces._attempts["default/p"]
+    kept, _, _, _ = traces._attempts["default/p"]
     assert kept.pod.raw == {} and pod.raw  # the informer's copy is the pod's object; the trace names it
     assert kept.assumed is None
+
+
+def test_recent_lists_the_latest_outcomes_newest_first_without_explaining() -> None:
+    e = _engine()
+    traces = DecisionTraces(capacity=3)
+    for name, cpu in (("p1", "1"), ("p2", "8"), ("p3", "1"), ("p4", "1")):
+        traces.record(e.schedule_one(make_pod(name, [{"cpu": cpu}])), lambda: ["a", "b"])
+    recent = traces.recent(10)
+    assert [(d["pod"], d["status"]) for d in recent] == [
+        ("default/p4", "Scheduled"),
+        ("default/p3", "Scheduled"),
+        ("default/p2", "Unschedulable"),
+    ]
+    assert recent[0]["node"] in ("a", "b") and recent[0]["profile"] == "default-scheduler"
+    assert recent[2]["message"].startswith("0/2 nodes are available: 2 Insufficient cpu.")
+    assert recent[0]["time"] >= recent[1]["time"] >= recent[2]["time"]
+    assert [d["pod"] for d in traces.recent(1)] == ["default/p4"]
+    assert [d["pod"] for d in traces.recent(10, since=recent[1]["time"])] == ["default/p4"]
+    assert traces.recent(10, since=recent[0]["time"]) == []
