@@ -940,7 +940,10 @@ def start_scheduler(kind: str, plan: Plan, cp: LocalControlPlane, workdir: Path)
         burst=QPS,
         verbosity=plan.verbosity,
         scheduler_name="default-scheduler",
-        extra_args=("--feature-gates", plan.gate_flag()) if plan.gates else (),
+        extra_args=(
+            *(("--feature-gates", plan.gate_flag()) if plan.gates else ()),
+            *((f"--emulated-version={plan.emulated_version}",) if plan.emulated_version else ()),
+        ),
     )
     berth.start()
     deadline = time.monotonic() + 120
@@ -1046,16 +1049,21 @@ def berth_problems(
 ) -> list[str]:
     """Why ``berth run`` cannot run a workload (empty: it can)."""
     problems = []
+    gates = FeatureGates()
     if emulated_version:
-        problems.append(
-            f"needs --emulated-version={emulated_version} (scheduler_perf emulates it when SchedulerQueueingHints is "
-            "off); berth has no such flag"
-        )
+        gates.set_emulation(int(emulated_version.split(".")[1]))
+    try:
+        gates.set(",".join(f"{k}={str(v).lower()}" for k, v in plan_gates.items()))
+    except FeatureGateError as err:
+        problems.append(f"berth refuses its feature gates: {err}")
     else:
-        try:
-            FeatureGates().set(",".join(f"{k}={str(v).lower()}" for k, v in plan_gates.items()))
-        except FeatureGateError as err:
-            problems.append(f"berth refuses its feature gates: {err}")
+        unsupported = gates.unsupported()
+        if unsupported:
+            problems.append(
+                f"runs at --emulated-version={emulated_version} (scheduler_perf emulates it when "
+                "SchedulerQueueingHints is off), where berth refuses gates whose behaviour it does not "
+                f"have: {', '.join(unsupported)}"
+            )
     registry = in_tree_registry()
     for plugin, why in sorted(required.items()):
         if not registry.has(plugin):
