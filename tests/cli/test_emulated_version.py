@@ -99,7 +99,7 @@ def test_gate_defaults_follow_the_emulated_version() -> None:
     assert not gates.enabled("DynamicResourceAllocation")  # Beta, off by default at 1.33
     assert gates.spec("OpportunisticBatching")[1] == "PreAlpha"
     assert not gates.enabled("OpportunisticBatching")
-    with pytest.raises(featuregates.FeatureGateError, match="PreAlpha at emulated version 1.33"):
+    with pytest.raises(featuregates.FeatureGateError, match=r"PreAlpha at emulated version 1\.33"):
         gates.set("OpportunisticBatching=true")
 
 
