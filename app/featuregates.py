@@ -167,6 +167,8 @@ class FeatureGates:
             parsed[key] = _parse_bool(key, raw.strip())
         errors = []
         for key, enabled in parsed.items():
+            if key in _SPECIAL:
+                continue  # AllAlpha / AllBeta: every version knows them, none locks them
             if key not in VERSIONED:
                 raise FeatureGateError(f"unrecognized feature gate: {key}")
             default, stage, locked = self.spec(key)
@@ -175,7 +177,7 @@ class FeatureGates:
                     f"cannot set feature gate {key} to {str(enabled).lower()}, "
                     f"feature is locked to {str(default).lower()}"
                 )
-            elif stage == "PreAlpha" and key not in _SPECIAL:
+            elif stage == "PreAlpha":
                 errors.append(
                     f"cannot set feature gate {key} to {str(enabled).lower()}, feature is PreAlpha at "
                     f"emulated version 1.{self._minor}, min compatibility version 1.{self._min_compat_minor}"

@@ -107,3 +107,15 @@ def test_at_v1_36_nothing_changes_what_runs() -> None:
     gates = featuregates.FeatureGates()
     gates.set("OpportunisticBatching=true")
     assert gates.unsupported() == []
+
+
+def test_all_alpha_turns_on_the_gates_alpha_at_the_emulated_version() -> None:
+    gates = featuregates.FeatureGates()
+    gates.set_emulation(33)
+    # DRADeviceTaints is Alpha at 1.33 and needs DynamicResourceAllocation, Beta and off there
+    with pytest.raises(featuregates.FeatureGateError, match="depends on features that are disabled"):
+        gates.set("AllAlpha=true")
+    gates.set("AllAlpha=true,AllBeta=true")
+    assert gates.enabled("DRADeviceTaints")  # Alpha at 1.33 (Beta, on by default, at 1.36)
+    assert gates.enabled("DynamicResourceAllocation")  # Beta at 1.33
+    assert not gates.enabled("DRAConsumableCapacity")  # PreAlpha at 1.33: AllAlpha leaves it off
