@@ -36,6 +36,7 @@ Usage::
     bench/scheduler_perf.py --list [--label performance] [--match Basic]
     bench/scheduler_perf.py SchedulingBasic/500Nodes [--scheduler both|kube-scheduler|berth]
         [--set measurePods=200 ...] [--repeat N] [--json FILE] [--keep-logs DIR] [--verbosity 2]
+        [--profile DIR]
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ import random
 import shutil
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -103,7 +105,7 @@ class CountingLimiter:
         self._lock = threading.Lock()
 
     def accept(self) -> float:
-        """Count the request, then wait for a token; the seconds waited (the client's metrics read it)."""
+        """Count the request, then wait for a token; the seconds waited (as the bucket's ``accept``)."""
         with self._lock:
             self.count += 1
         return self.bucket.accept()
@@ -866,6 +868,8 @@ class Plan:
     gates: dict[str, bool]
     emulated_version: str | None
     verbosity: int
+    profile_dir: Path | None = None
+    """Where py-spy's flame graphs of ``berth run`` go (None: not profiled)."""
 
     def gate_flag(self) -> str:
         """The gates as a ``--feature-gates`` value."""
@@ -880,6 +884,39 @@ class Plan:
         if self.emulated_version:
             args.append(f"--emulated-version={self.emulated_version}")
         return args
+
+
+PY_SPY = Path(sys.executable).with_name("py-spy")
+
+
+def start_profiler(plan: Plan, pid: int, repeat: int) -> subprocess.Popen[bytes] | None:
+    """py-spy recording ``berth run`` into ``plan.profile_dir`` as a speedscope file, or None when
+    not asked for. Only the thread holding the GIL is sampled (``--gil``): where berth's one core of
+    Python goes, without the threads waiting on sockets."""
+    if plan.profile_dir is None:
+        return None
+    if not PY_SPY.exists():
+        raise BenchError(f"--profile needs py-spy next to {sys.executable} (uv add --dev py-spy)")
+    target = plan.profile_dir / f"{plan.name.replace('/', '_')}-berth-{repeat}.speedscope.json"
+    return subprocess.Popen(
+        [
+            *(str(PY_SPY), "record", "--pid", str(pid), "--rate", "100", "--nonblocking", "--gil"),
+            *("--format", "speedscope", "--output", str(target)),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def stop_profiler(profiler: subprocess.Popen[bytes] | None) -> None:
+    """Stop py-spy with SIGINT so that it writes its file."""
+    if profiler is None:
+        return
+    profiler.send_signal(signal.SIGINT)
+    try:
+        profiler.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        profiler.kill()
 
 
 def start_scheduler(kind: str, plan: Plan, cp: LocalControlPlane, workdir: Path) -> Process:
@@ -903,7 +940,10 @@ def start_scheduler(kind: str, plan: Plan, cp: LocalControlPlane, workdir: Path)
         burst=QPS,
         verbosity=plan.verbosity,
         scheduler_name="default-scheduler",
-        extra_args=("--feature-gates", plan.gate_flag()) if plan.gates else (),
+        extra_args=(
+            *(("--feature-gates", plan.gate_flag()) if plan.gates else ()),
+            *((f"--emulated-version={plan.emulated_version}",) if plan.emulated_version else ()),
+        ),
     )
     berth.start()
     deadline = time.monotonic() + 120
@@ -957,6 +997,7 @@ def run_once(kind: str, plan: Plan, repeat: int, logs: Path | None) -> RunResult
     started = time.monotonic()
     proc: Process | None = None
     run: Run | None = None
+    profiler: subprocess.Popen[bytes] | None = None
     try:
         print(f"[{kind} #{repeat}] starting a fresh control plane", file=sys.stderr)
         cp.start()
@@ -968,8 +1009,12 @@ def run_once(kind: str, plan: Plan, repeat: int, logs: Path | None) -> RunResult
         print(f"[{kind} #{repeat}] starting {kind}", file=sys.stderr)
         proc = start_scheduler(kind, plan, cp, workdir)
         assert proc.popen is not None
+        if kind == BERTH:
+            profiler = start_profiler(plan, proc.popen.pid, repeat)
         run = Run(client, limiter, proc.popen.pid)
         run.run(plan.ops)
+        stop_profiler(profiler)
+        profiler = None
         result.peak_rss_mib = peak_rss_mib(proc)
         result.event_settle_seconds = settle_events(client, run.windows)
         result.windows = run.windows
@@ -983,6 +1028,7 @@ def run_once(kind: str, plan: Plan, repeat: int, logs: Path | None) -> RunResult
         print(f"[{kind} #{repeat}] FAILED: {err}", file=sys.stderr)
     finally:
         result.wall_seconds = time.monotonic() - started
+        stop_profiler(profiler)
         if run is not None:
             run.close()
         if proc is not None:
@@ -1003,16 +1049,21 @@ def berth_problems(
 ) -> list[str]:
     """Why ``berth run`` cannot run a workload (empty: it can)."""
     problems = []
+    gates = FeatureGates()
     if emulated_version:
-        problems.append(
-            f"needs --emulated-version={emulated_version} (scheduler_perf emulates it when SchedulerQueueingHints is "
-            "off); berth has no such flag"
-        )
+        gates.set_emulation(int(emulated_version.split(".")[1]))
+    try:
+        gates.set(",".join(f"{k}={str(v).lower()}" for k, v in plan_gates.items()))
+    except FeatureGateError as err:
+        problems.append(f"berth refuses its feature gates: {err}")
     else:
-        try:
-            FeatureGates().set(",".join(f"{k}={str(v).lower()}" for k, v in plan_gates.items()))
-        except FeatureGateError as err:
-            problems.append(f"berth refuses its feature gates: {err}")
+        unsupported = gates.unsupported()
+        if unsupported:
+            problems.append(
+                f"runs at --emulated-version={emulated_version} (scheduler_perf emulates it when "
+                "SchedulerQueueingHints is off), where berth refuses gates whose behaviour it does not "
+                f"have: {', '.join(unsupported)}"
+            )
     registry = in_tree_registry()
     for plugin, why in sorted(required.items()):
         if not registry.has(plugin):
@@ -1205,6 +1256,9 @@ def main() -> int:
     )
     parser.add_argument("--json", metavar="FILE", type=Path, help="also write the results as JSON")
     parser.add_argument("--keep-logs", metavar="DIR", type=Path, help="copy each run's scheduler logs here")
+    parser.add_argument(
+        "--profile", metavar="DIR", type=Path, help="record berth run with py-spy (speedscope) into DIR"
+    )
     args = parser.parse_args()
     try:
         cases = pc.load_test_cases()
@@ -1226,7 +1280,9 @@ def main() -> int:
         print(f"scheduler_perf.py: {err}", file=sys.stderr)
         return 2
     gates, emulated = pc.feature_gates(case, workload)
-    plan = Plan(args.workload, case, workload, ops, gates, emulated, args.verbosity)
+    plan = Plan(args.workload, case, workload, ops, gates, emulated, args.verbosity, args.profile)
+    if args.profile:
+        args.profile.mkdir(parents=True, exist_ok=True)
     support = support_of(case, workload, ops)
     kinds = [k for k in SCHEDULER_CHOICES[args.scheduler] if support.runs(k)]
     refused = {k: support.describe() for k in SCHEDULER_CHOICES[args.scheduler] if not support.runs(k)}

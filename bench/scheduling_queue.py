@@ -11,7 +11,11 @@ profile, so PrioritySort's tuple keys and the in-tree plugins' hints). For N pod
    pod moves to backoff;
 4. ``node update, no fit``: the same pods back aside, then an allocatable update too small for
    them: N hints, no move;
-5. ``flush``: the backoff flush once every backoff ended.
+5. ``flush``: the backoff flush once every backoff ended;
+6. ``assigned pod add``: with the N pods aside (rejected by NodeResourcesFit), 1,000 AssignedPod/Add
+   events, one per pod bound elsewhere, as every bind of a running scheduler makes: no hint of
+   NodeResourcesFit is registered for it, so no pod moves (the cost every later pod pays for the
+   unschedulable ones, Unschedulable/5kNodes in scheduler_perf).
 
 Usage: ``.venv/bin/python bench/scheduling_queue.py [--pods 5000]``
 """
@@ -90,6 +94,17 @@ def main() -> None:
     smaller = make_node("small", allocatable={"cpu": "40m", "memory": "256Gi", "pods": "110"})
     update = ClusterEvent(NODE, ActionType.UPDATE_NODE_ALLOCATABLE)
     timed("node update (no move)", n, lambda: q.move_all_to_active_or_backoff_queue(update, smaller, small))
+    assert q.counts()["unschedulable"] == n
+    bound = [
+        make_pod(f"bound{i}", requests=[{"cpu": "100m", "memory": "500Mi"}], node_name="node-1")
+        for i in range(1000)
+    ]
+
+    def assigned_pods_added() -> None:
+        for pod in bound:
+            q.assigned_pod_added(pod)
+
+    timed("assigned pod add", len(bound), assigned_pods_added)
     assert q.counts()["unschedulable"] == n
 
 

@@ -50,8 +50,10 @@ Where berth's mechanism differs:
 - `--permit-address-sharing`: berth sets SO_REUSEADDR always (as Go's listeners on Linux do).
 - `--authentication-skip-lookup=false` (the default) reads the configmap
   `kube-system/extension-apiserver-authentication` once at startup (kube watches it).
-- `--emulated-version` / `--min-compatibility-version`: only kube=1.36 / 1.35..1.36 (berth carries
-  v1.36's gates only).
+- `--emulated-version` / `--min-compatibility-version`: kube=1.33..1.36 as kube-scheduler, with every
+  gate's default, stage and lock of that version; berth then runs only if the gates kube-scheduler
+  reads have the values of the behaviour it implements (v1.36's), and names the others (so
+  `SchedulerQueueingHints=false` at 1.33 is refused: berth has the QueueingHints paths only).
 - `--version=vX.Y.Z` (kube: set the reported version) is refused.
 
 ## Flags

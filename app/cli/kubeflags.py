@@ -18,7 +18,7 @@ import re
 import sys
 from typing import Any
 
-from app import __version__, logs
+from app import __version__, featuregates, logs
 from app.cli.options import (
     KUBE_VERSION,
     CommandError,
@@ -38,6 +38,7 @@ __all__ = [
     "add_feature_gate_flags",
     "add_metrics_flags",
     "apply_deprecated",
+    "apply_emulation",
     "check_versions",
 ]
 
@@ -217,8 +218,9 @@ def add_feature_gate_flags(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="STRINGS",
         help="The versions different components emulate their capabilities (APIs, features, ...) of. Version "
-        "format could only be major.minor. Options are: kube=1.36 (berth carries kube-scheduler v1.36's "
-        'gates only). If the component is not specified, defaults to "kube"',
+        "format could only be major.minor. Options are: kube=1.33..1.36(default:1.36): the gates' "
+        "defaults, stages and locks of that version; berth runs it when the gates kube-scheduler reads "
+        'have the values of the behaviour berth implements (v1.36\'s). If the component is not specified, defaults to "kube"',
     )
     group.add_argument(
         "--feature-gates",
@@ -236,7 +238,8 @@ def add_feature_gate_flags(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="STRINGS",
         help="The min version of control plane components the server should be compatible with. Must be less or "
-        "equal to the emulated-version. Version format could only be major.minor. Options are: kube=1.35..1.36. "
+        "equal to the emulated-version. Version format could only be major.minor. Options are: "
+        "kube=1.33..1.36(default:1.35). "
         'If the component is not specified, defaults to "kube"',
     )
 
@@ -244,34 +247,73 @@ def add_feature_gate_flags(parser: argparse.ArgumentParser) -> None:
 _MINOR = KUBE_VERSION.removeprefix("v").rsplit(".", 1)[0]  # "1.36"
 
 
+def _version_flag(flag: str, values: list[str]) -> int | None:
+    """One of --emulated-version / --min-compatibility-version as component-base's ``toVersionMap``
+    parses it: ``[kube=]1.N`` (only the kube component is registered); the minor, or None unset."""
+    seen: dict[str, str] = {}
+    for value in values:
+        component, sep, version = value.partition("=")
+        if not sep:
+            component, version = "kube", value
+        component, version = component.strip(), version.strip()
+        if component != "kube":
+            raise CommandError(f"component not registered: {component}")
+        if not re.fullmatch(r"v?\d+\.\d+", version):
+            if re.fullmatch(r"v?\d+\.\d+\.\d+", version):
+                raise CommandError(f"patch version not allowed, got: {component}={version}")
+            raise CommandError(f'{flag}: could not parse "{version}" as version')
+        if component in seen:
+            raise CommandError(
+                f"duplicate version flag, {component}={seen[component]} and {component}={version}"
+            )
+        seen[component] = version
+    if "kube" not in seen:
+        return None
+    major, minor = seen["kube"].removeprefix("v").split(".")
+    if int(major) != 1:
+        raise CommandError(
+            f"{flag} {seen['kube']} is not between [1.{featuregates.EMULATION_FLOOR_MINOR}, {_MINOR}]"
+        )
+    return int(minor)
+
+
+def apply_emulation(args: argparse.Namespace) -> None:
+    """Set the process's gates to the emulated version before ``--feature-gates`` is applied, as
+    component-base's ``ComponentGlobalsRegistry.Set`` does (the range is checked afterwards, by
+    :func:`check_versions`, as kube validates it after setting the gates)."""
+    emulated = _version_flag("--emulated-version", args.emulated_version)
+    min_compat = _version_flag("--min-compatibility-version", args.min_compatibility_version)
+    if emulated is not None or min_compat is not None:
+        featuregates.DEFAULT.set_emulation(
+            emulated if emulated is not None else featuregates.BINARY_MINOR, min_compat
+        )
+
+
 def check_versions(args: argparse.Namespace) -> None:
-    """--emulated-version / --min-compatibility-version: component-base's parsing, berth's range."""
-    for flag, values, allowed in (
-        ("--emulated-version", args.emulated_version, (_MINOR,)),
-        ("--min-compatibility-version", args.min_compatibility_version, (_previous_minor(), _MINOR)),
-    ):
-        seen: dict[str, str] = {}
-        for value in values:
-            component, sep, version = value.partition("=")
-            if not sep:
-                component, version = "kube", value
-            component, version = component.strip(), version.strip()
-            if component != "kube":
-                raise CommandError(f"component not registered: {component}")
-            if not re.fullmatch(r"v?\d+\.\d+", version):
-                if re.fullmatch(r"v?\d+\.\d+\.\d+", version):
-                    raise CommandError(f"patch version not allowed, got: {component}={version}")
-                raise CommandError(f'{flag}: could not parse "{version}" as version')
-            if component in seen:
-                raise CommandError(
-                    f"duplicate version flag, {component}={seen[component]} and {component}={version}"
-                )
-            seen[component] = version
-            if version.removeprefix("v") not in allowed:
-                raise CommandError(
-                    f"{flag} {component}={version}: berth carries kube-scheduler {KUBE_VERSION}'s behaviour "
-                    f"and gates only (allowed: {', '.join(allowed)})"
-                )
+    """component-base's ``effectiveVersion.Validate``: the emulated version within 1.33..1.36, the
+    minimum compatibility version within 1.33..the emulated one (both errors at once); then that
+    berth has the behaviour the gates now ask for (:meth:`FeatureGates.unsupported`)."""
+    floor = featuregates.EMULATION_FLOOR_MINOR
+    emulated = featuregates.DEFAULT.emulated_minor
+    min_compat = featuregates.DEFAULT.min_compatibility_minor
+    errors = []
+    if not floor <= emulated <= featuregates.BINARY_MINOR:
+        errors.append(
+            f"emulation version 1.{emulated} is not between [1.{floor}, 1.{featuregates.BINARY_MINOR}.0]"
+        )
+    if not floor <= min_compat <= emulated:
+        errors.append(
+            f"minCompatibilityVersion version 1.{min_compat} is not between [1.{floor}, 1.{emulated}]"
+        )
+    if errors:
+        raise CommandError(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
+    unsupported = featuregates.DEFAULT.unsupported()
+    if unsupported:
+        raise CommandError(
+            f"--emulated-version=1.{emulated}: berth implements kube-scheduler {KUBE_VERSION}'s behaviour, "
+            f"and these gates kube-scheduler reads would need another: {', '.join(unsupported)} "
+            "(set them to their v1.36 values with --feature-gates where the emulated version allows it)"
+        )
 
 
 def _previous_minor() -> str:

@@ -10,7 +10,7 @@ import orjson
 
 from app import featuregates, logs
 from app.cli import capacity, run, serve, simulate, snapshot
-from app.cli.kubeflags import VersionAction
+from app.cli.kubeflags import VersionAction, apply_emulation
 from app.cli.options import CommandError, Parser, add_log_flags, add_misc_flags
 
 _VERSION_HELP = "--version, --version=raw prints version information and quits"
@@ -85,6 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         # kube's PersistentPreRunE sets the feature gates before anything, logging included
         if hasattr(args, "feature_gates"):
+            if hasattr(args, "emulated_version"):
+                apply_emulation(args)
             try:
                 featuregates.DEFAULT.set_flag(args.feature_gates)
             except featuregates.FeatureGateError as err:

@@ -9,14 +9,13 @@ authentication, for a kube-scheduler in the same pod. Both serve the same app.
 from __future__ import annotations
 
 import argparse
-import gc
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI
 
-from app import __version__, logs
+from app import __version__, gcpolicy, logs
 from app.cli.common import build_registry, load_configuration, write_config
 from app.cli.options import CommandError
 from app.cli.serving import (
@@ -240,8 +239,7 @@ def run(args: argparse.Namespace) -> int:
         raise
     # The preloaded cache is long-lived: keep the collector from re-walking it on every large
     # request body (each full collection would otherwise traverse every cached node and pod).
-    gc.collect()
-    gc.freeze()
+    gcpolicy.install()
     logs.info("Starting berth extender", version=__version__)
     stop = threading.Event()
     shutdown_on_signals(stop)

@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from app import logs, metrics
 from app.api.objects import Pod
@@ -317,11 +317,13 @@ class ExplainsReservation(Protocol):
 
 
 def _reservations(fwk: Framework, state: CycleState, node_name: str) -> list[str]:
+    # hasattr, not isinstance: a runtime-checkable Protocol's isinstance inspects the class on every
+    # call (2% of a SchedulingBasic cycle), and it only checks that the method exists anyway.
     return [
         note
         for pl in fwk.reserve
-        if isinstance(pl, ExplainsReservation)
-        for note in pl.reservation_notes(state, node_name)
+        if hasattr(pl, "reservation_notes")
+        for note in cast(ExplainsReservation, pl).reservation_notes(state, node_name)
     ]
 
 

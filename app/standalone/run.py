@@ -17,12 +17,11 @@ finish (bounded), release the lease, stop informers, stop the servers (two-phase
 
 from __future__ import annotations
 
-import gc
 import threading
 from collections.abc import Sequence
 from typing import Protocol
 
-from app import __version__, logs
+from app import __version__, gcpolicy, logs
 from app.kube.leaderelection import LeaderElectionConfig, LeaderElector
 from app.server.health import Check
 from app.standalone import stats
@@ -136,10 +135,9 @@ class Runner:
                 return
             self._scheduler_started = True
         # The initial lists are in the cache now and live as long as the process: move them out of
-        # the collector's reach, as `berth serve` does. Otherwise every full collection (a scheduling
-        # cycle allocates enough to set one off every few pods) re-walks every cached node and pod.
-        gc.collect()
-        gc.freeze()
+        # the collector's reach, and from now on freeze what survives each full collection (pods
+        # and nodes added later), so no full pass re-walks the cache (app.gcpolicy).
+        gcpolicy.install()
         logs.info("Starting scheduling loop", profiles=",".join(self.c.engine.profiles))
         self.c.scheduler.start()
 
@@ -183,6 +181,7 @@ class Runner:
                 elector_thread = self.elector.start(elector_stop)
             while not (stop.is_set() or self._ended.is_set()):
                 stop.wait(0.5)
+                gcpolicy.compact_if_due()
         finally:
             self._shutdown(started, elector_stop, elector_thread, candidate_stop)
         return EXIT_LEASE_LOST if self._lost else 0
@@ -207,4 +206,5 @@ class Runner:
         c.broadcaster.shutdown()
         c.client.close()
         c.events_client.close()
+        logs.info("Garbage collection", **gcpolicy.stats().summary())
         logs.info("berth scheduler stopped")

@@ -768,3 +768,35 @@ def test_run_flushes_finished_backoffs_until_closed() -> None:
         assert again is not None and again.attempts == 2
     finally:
         q.close()
+
+
+# --- the unschedulable pods' index by rejecting plugin -----------------------------------------------
+
+
+def test_an_event_asks_only_the_pods_its_hints_plugins_rejected_and_moves_the_same_pods() -> None:
+    """With many pods set aside by one plugin, an event registered by another plugin runs no hint
+    at all (the index skips them), while the pods that plugin rejected are still asked, in the
+    order they were set aside, and moved as before."""
+    asked: list[str] = []
+
+    def counting(pod: Pod, old: object, new: object) -> QueueingHint:
+        asked.append(pod.name)
+        return QueueingHint.QUEUE
+
+    q = new_queue(queueing_hints=hints((PV_ADD, "volumes", counting), (EVENT_NODE_ADD, "fit", counting)))
+    for i in range(50):
+        q.add(pod(f"big{i}"))
+        fail(q, pop(q), ["fit"])
+    q.add(pod("vol"))
+    fail(q, pop(q), ["volumes"])
+    q.add(pod("both"))
+    fail(q, pop(q), ["fit", "volumes"])
+    q.add(pod("errored"))
+    fail(q, pop(q))  # no rejector: backoff, so every event concerns it once it is aside
+    q.move_all_to_active_or_backoff_queue(PV_ADD, None, None)
+    assert asked == ["vol", "both"]
+    assert where(q)["backoff"] == ["both", "errored", "vol"]
+    asked.clear()
+    q.move_all_to_active_or_backoff_queue(EVENT_NODE_ADD, None, None)
+    assert asked == [f"big{i}" for i in range(50)]
+    assert where(q)["unschedulable"] == []

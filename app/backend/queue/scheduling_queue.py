@@ -151,6 +151,7 @@ class PriorityQueue:
         self._plugin_events = _events_per_plugin(self._hints)
         self._matching: dict[tuple[str, ClusterEvent], list[QueueingHintFunction] | None] = {}
         self._interesting: dict[ClusterEvent, bool] = {}
+        self._event_plugins: dict[ClusterEvent, frozenset[str]] = {}
         self._nominator = nominator
         self._closed = False
         self._stop = threading.Event()
@@ -283,7 +284,15 @@ class PriorityQueue:
         """A cluster event: requeue the unschedulable pods (passing ``pre_check``) a hint says it may help."""
         with self._cond:
             if self._is_event_of_interest(event):
-                pods = [q for q in self._unschedulable if pre_check is None or pre_check(q.pod)]
+                if event.is_wildcard() or logs.enabled(5):
+                    # Every pod: a wildcard concerns all, and -v=5 logs each pod the event skips.
+                    pods: Iterable[QueuedPodInfo] = self._unschedulable
+                else:
+                    pods = self._unschedulable.candidates(self._plugins_with_hints(event))
+                if pre_check is not None:
+                    pods = [q for q in pods if pre_check(q.pod)]
+                else:
+                    pods = list(pods)
                 self._move_pods_to_active_or_backoff_queue(pods, event, old_obj, new_obj)
             self._record_pending()
 
@@ -627,6 +636,17 @@ class PriorityQueue:
                     "receive an event that isn't interested by any enabled plugins", 6, event=event.label
                 )
         return interesting
+
+    def _plugins_with_hints(self, event: ClusterEvent) -> frozenset[str]:
+        """The plugins, of any profile, with a hint registered for an event matching ``event``:
+        only pods one of them rejected can be moved by it (besides gated and errored pods)."""
+        plugins = self._event_plugins.get(event)
+        if plugins is None:
+            plugins = frozenset(
+                f.plugin_name for profile in self._hints for f in self._matching_hints(profile, event) or ()
+            )
+            self._event_plugins[event] = plugins
+        return plugins
 
     def _matching_hints(self, profile: str, event: ClusterEvent) -> list[QueueingHintFunction] | None:
         """The profile's hint functions registered for an event matching ``event`` (None: no such profile)."""

@@ -3,11 +3,17 @@
 Holds both pods that failed an attempt and pods a PreEnqueue plugin gates; the two are counted
 apart (``scheduler_pending_pods{queue="unschedulable"|"gated"}``). Not thread-safe: the
 scheduling queue's lock guards it.
+
+Indexed by rejecting plugin: a cluster event only concerns the pods whose rejecting plugins
+registered a hint for it (plus gated pods and pods with no rejector, which every event
+concerns), so :meth:`candidates` hands the queue those alone instead of every pod, and an event
+no rejector cares about costs nothing per unschedulable pod. kube-scheduler walks all of them (in
+Go, cheaply); which pods move is the same either way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from app import metrics
 from app.backend.queue.queued_pod_info import QueuedPodInfo
@@ -16,11 +22,20 @@ __all__ = ["UnschedulablePods"]
 
 
 class UnschedulablePods:
-    """Pods by key (``namespace/name``), with the number of gated ones."""
+    """Pods by key (``namespace/name``), with the number of gated ones, indexed by the plugins
+    that rejected them."""
 
     def __init__(self) -> None:
         self._pods: dict[str, QueuedPodInfo] = {}
         self.gated = 0
+        # Where each key is indexed: the rejecting plugins, or () for "every event concerns it".
+        self._indexed: dict[str, tuple[str, ...]] = {}
+        self._by_plugin: dict[str, set[str]] = {}
+        self._always: set[str] = set()
+        # Insertion order, kept across updates (as the dict's), so candidates come in the order a
+        # walk over every pod would visit them.
+        self._order: dict[str, int] = {}
+        self._next = 0
 
     def __len__(self) -> int:
         return len(self._pods)
@@ -48,9 +63,49 @@ class UnschedulablePods:
         else:
             self.gated += int(qpi.gated)
             metrics.observe_queue_incoming("unschedulable", event)
+            self._order[pod_key] = self._next
+            self._next += 1
         self._pods[pod_key] = qpi
+        self._unindex(pod_key)
+        self._index(pod_key, qpi)
 
     def delete(self, pod_key: str, gated: bool) -> None:
         """Remove the pod; ``gated`` is how it was counted."""
-        if self._pods.pop(pod_key, None) is not None and gated:
-            self.gated -= 1
+        if self._pods.pop(pod_key, None) is not None:
+            if gated:
+                self.gated -= 1
+            self._unindex(pod_key)
+            del self._order[pod_key]
+
+    def candidates(self, plugins: Iterable[str]) -> list[QueuedPodInfo]:
+        """The pods an event whose hints belong to ``plugins`` may move: those a plugin of them
+        rejected, the gated ones and those no plugin rejected (an error), in insertion order."""
+        keys = set(self._always)
+        for plugin in plugins:
+            keys.update(self._by_plugin.get(plugin, ()))
+        if len(keys) == len(self._pods):
+            return list(self._pods.values())
+        order = self._order
+        return [self._pods[k] for k in sorted(keys, key=order.__getitem__)]
+
+    def _index(self, pod_key: str, qpi: QueuedPodInfo) -> None:
+        if qpi.gated or not qpi.has_rejectors():
+            self._always.add(pod_key)
+            self._indexed[pod_key] = ()
+            return
+        plugins = tuple(qpi.unschedulable_plugins | qpi.pending_plugins)
+        self._indexed[pod_key] = plugins
+        for plugin in plugins:
+            self._by_plugin.setdefault(plugin, set()).add(pod_key)
+
+    def _unindex(self, pod_key: str) -> None:
+        plugins = self._indexed.pop(pod_key, None)
+        if plugins is None:
+            return
+        if not plugins:
+            self._always.discard(pod_key)
+        for plugin in plugins:
+            keys = self._by_plugin[plugin]
+            keys.discard(pod_key)
+            if not keys:
+                del self._by_plugin[plugin]
