@@ -204,8 +204,8 @@ _EVERY_UPDATE = "UPDATE_NODE_ALLOCATABLE|UPDATE_NODE_LABEL|UPDATE_NODE_TAINT|UPD
 
 
 def test_default_profile_hint_map() -> None:
-    """Every in-tree plugin's EventsToRegister as in v1.36.3 with QueueingHints on (berth has no DRAExtendedResource
-    yet, so NodeResourcesFit's DeviceClass event is absent), plus the UpdateNodeTaint workaround."""
+    """Every in-tree plugin's EventsToRegister as in v1.36.3 with QueueingHints on (DRAExtendedResource
+    on: NodeResourcesFit registers DeviceClass add/update too), plus the UpdateNodeTaint workaround."""
     registry = in_tree_registry()
     engine = Engine(load_config(None, registry), registry)
     plugins = _hint_plugins(engine.profiles["default-scheduler"].queueing_hint_map())
@@ -239,7 +239,7 @@ def test_default_profile_hint_map() -> None:
         "Node/ADD|UPDATE_NODE_ALLOCATABLE|UPDATE_NODE_LABEL": ["DynamicResources"],
         f"resource.k8s.io/ResourceClaim/ADD|{_EVERY_UPDATE}": ["DynamicResources"],
         "Pod/UPDATE_POD_GENERATED_RESOURCE_CLAIM": ["DynamicResources"],
-        f"resource.k8s.io/DeviceClass/ADD|{_EVERY_UPDATE}": ["DynamicResources"],
+        f"resource.k8s.io/DeviceClass/ADD|{_EVERY_UPDATE}": ["DynamicResources", "NodeResourcesFit"],
         f"resource.k8s.io/ResourceSlice/ADD|{_EVERY_UPDATE}": ["DynamicResources"],
         # --- the volume plugins ---
         f"PersistentVolume/{add_or_update}": ["VolumeBinding", "VolumeZone"],

@@ -219,6 +219,9 @@ def test_pick_with_custom_score_funcs_and_empty() -> None:
 def test_aggregate_errors() -> None:
     assert aggregate_errors(["a"]) == "a"
     assert aggregate_errors(["a", "b"]) == "[a, b]"
+    # Repeated messages once (utilerrors' aggregate keeps a set of the messages it printed).
+    assert aggregate_errors(["a", "a", "a"]) == "a"
+    assert aggregate_errors(["a", "b", "a"]) == "[a, b]"
 
 
 # --- PodEligibleToPreemptOthers -----------------------------------------------------------------

@@ -85,10 +85,15 @@ class PreemptionInterface(Protocol):
 
 
 def aggregate_errors(messages: Sequence[str]) -> str:
-    """``utilerrors.NewAggregate(errs).Error()``: one message as is, several as ``[a, b]``."""
+    """``utilerrors.NewAggregate(errs).Error()``: one message as is, several as ``[a, b]``; a
+    message repeated is written once (its ``seenerrs`` set), so several nodes failing alike read as
+    that one message, without brackets."""
     if len(messages) == 1:
         return messages[0]
-    return "[" + ", ".join(messages) + "]"
+    unique = list(dict.fromkeys(messages))
+    if len(unique) == 1:
+        return unique[0]
+    return "[" + ", ".join(unique) + "]"
 
 
 class _CandidateList:
