@@ -132,7 +132,8 @@ def _filter_map(record: dict[str, Any]) -> dict[str, Any]:
             # Sort the map-ordered reasons among themselves, in the places they hold.
             scalar = iter(sorted(r for r in reasons if r not in _FIXED_ORDER_RESOURCES))
             reasons = [r if r in _FIXED_ORDER_RESOURCES else next(scalar) for r in reasons]
-        out[node] = {**verdict, "reasons": reasons}
+        # What kube-scheduler says (berth's own details with amounts have no counterpart in kube).
+        out[node] = {"plugin": verdict["plugin"], "status": verdict["status"], "reasons": reasons}
     return out
 
 
