@@ -354,16 +354,18 @@ class Reflector:
                     raise _Relist()  # the loop sees the stop flag and ends
                 try:
                     page = fetch.result()
-                except KubeError as err:
-                    if err.status == 410 and fetch.token:
-                        # The continue token expired mid-list: start the list over, from a new snapshot.
-                        logs.info("List continue token expired; relisting", 2, resource=self.rtype.resource)
-                        if stream:
-                            self._store, stream = store, False  # what the handler has is the old state
-                        store, version = {}, ""
-                        fetch = _PageFetch(self._fetch_page, "", self.rtype.resource)
-                        continue
-                    raise
+                except BaseException as err:
+                    if stream:
+                        # The handler has what this list streamed so far: from here on (or in the
+                        # next list, if this one gives up) the difference is replayed at the end.
+                        self._store, stream = dict(store), False
+                    if not (isinstance(err, KubeError) and err.status == 410 and fetch.token):
+                        raise
+                    # The continue token expired mid-list: start the list over, from a new snapshot.
+                    logs.info("List continue token expired; relisting", 2, resource=self.rtype.resource)
+                    store, version = {}, ""
+                    fetch = _PageFetch(self._fetch_page, "", self.rtype.resource)
+                    continue
                 self.stats.pages += 1
                 meta = page.get("metadata") or {}
                 if not version:
