@@ -8,7 +8,9 @@ files of every command. What the standard decoders do with hostile input, and wh
 - YAML nested a few hundred levels deep exhausts Python's recursion limit while PyYAML composes
   it: :func:`recursion_limit` raises the limit for the load, :func:`sanitize` then refuses
   documents deeper than :data:`~app.api.depth.MAX_DEPTH` naming the field;
-- an unpaired surrogate (``"\\ud800"``) would fail when printed: it becomes U+FFFD, as Go decodes it.
+- an unpaired surrogate (``"\\ud800"``) would fail when printed: it becomes U+FFFD, as Go decodes it;
+- a double-quoted YAML escape beyond Unicode (``"\\U0011FFFF"``) makes PyYAML's scanner raise
+  ValueError or OverflowError from ``chr``: it is a YAML syntax error naming line and column.
 """
 
 from __future__ import annotations
@@ -58,7 +60,19 @@ def yaml_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | HugeInt:
 
 
 class DocumentLoader(yaml.SafeLoader):
-    """SafeLoader whose integers too long for Python become :class:`HugeInt`, for :func:`sanitize`."""
+    """SafeLoader whose integers too long for Python become :class:`HugeInt`, for :func:`sanitize`,
+    and whose escapes beyond Unicode are syntax errors."""
+
+    def scan_flow_scalar_non_spaces(self, double: bool, start_mark: yaml.Mark) -> list[str]:
+        try:
+            return super().scan_flow_scalar_non_spaces(double, start_mark)
+        except (ValueError, OverflowError):  # chr() of an escape such as \U0011FFFF or \UFFFFFFFF
+            raise yaml.scanner.ScannerError(
+                "while scanning a double-quoted scalar",
+                start_mark,
+                "found an escape beyond Unicode's last code point U+10FFFF",
+                self.get_mark(),
+            ) from None
 
 
 DocumentLoader.add_constructor("tag:yaml.org,2002:int", yaml_int)

@@ -21,6 +21,11 @@ BAD = {
         NODE + "---\n" + POD.replace("name: web", "name: we\x00b"),
         "line 11, column 11: invalid YAML: unacceptable character #x0000",
     ),
+    "escape.yaml": (
+        NODE + "---\n" + POD.replace("name: web", 'name: "\\U0011FFFF"'),
+        "line 11, column 12: invalid YAML (document 2): while scanning a double-quoted scalar found an "
+        "escape beyond Unicode's last code point U+10FFFF",
+    ),
     "big-int.yaml": (
         NODE + "---\n" + POD + "  priority: " + "1" * 5000 + "\n",
         "document 2 (Pod default/web): spec.priority: integer of 5000 digits is out of range",

@@ -166,6 +166,10 @@ def test_file_errors(tmp_path: Path, catalog: Any) -> None:
         load_config(str(tmp_path), catalog)  # a directory
     with pytest.raises(ConfigFileError):
         load_config(write(tmp_path, "a: [1, 2\n"), catalog)
+    # An escape past Unicode's last code point: a syntax error with its place, not chr()'s ValueError.
+    for escape in ("\\U0011FFFF", "\\UFFFFFFFF"):
+        with pytest.raises(ConfigFileError, match=r"(?s)line 1, column 13:.*escape beyond Unicode"):
+            load_config(write(tmp_path, f'apiVersion: "{escape}"\n'), catalog)
     # Several documents: the first is decoded, the rest not even parsed (kube-scheduler's decoder).
     with pytest.raises(FieldError, match=r'^apiVersion: Unsupported value: "a"'):
         load_config(write(tmp_path, "apiVersion: a\n---\napiVersion: b\n"), catalog)
