@@ -11,6 +11,7 @@ times are printed (``-s``), never asserted: the machine is shared.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -31,6 +32,7 @@ from kube.fixtures import _run_control_plane
 
 pytestmark = pytest.mark.kube
 
+_ASSIGNED_LINE = re.compile(r'"Pod has been assigned to node. Abort adding it back to queue." pod="([^"]+)"')
 PODS = 30
 
 
@@ -126,8 +128,12 @@ def test_binding_cycle_across_a_frozen_then_restarted_api_server(
         lines = _bound_log_lines([berth])
         keys = {f"{namespace}/{n}" for n in thawed + restarted}
         assert {k: c for k, c in lines.items() if k in keys and c > 1} == {}, "a pod was bound twice"
-        assert keys <= set(lines), "a pod was bound without berth saying so"
         log = berth.log.read_text(errors="replace")
+        # A Binding the API server applied just before it was killed reaches berth as a connection
+        # reset; berth then finds the pod assigned in its informer and says so, as kube-scheduler does
+        # ("Pod has been assigned to node. Abort adding it back to queue.").
+        assigned = set(_ASSIGNED_LINE.findall(log))
+        assert keys <= set(lines) | assigned, "a pod was bound without berth saying so"
         assert "Traceback" not in log and "Unhandled error" not in log
     finally:
         berth.stop()
