@@ -99,7 +99,8 @@
     try { return await api(`api/pods/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`); } catch (e) { return { missing: e.message }; }
   }
   function weightsFor(record, profile) {
-    if (record.weights) return record.weights;
+    // /debug/pods traces carry an empty mapping: the weights then come from the profile.
+    if (record.weights && Object.keys(record.weights).length) return record.weights;
     const byProfile = (state.info && state.info.weights) || {};
     const names = Object.keys(byProfile);
     // simulate's pods name no profile: with one profile (the usual case) its weights are the pod's
@@ -201,7 +202,7 @@
       const passed = !v && (n in scores || n === record.node);
       const verdict = v ? h("span", { class: "badge reject", text: "✕ " + v.status }) : passed ? h("span", { class: "badge pass", text: "✓ Passed" }) : h("span", { class: "muted", text: "not evaluated" });
       return h("tr", { "data-node": n, "data-verdict": v ? "rejected" : passed ? "passed" : "none" }, h("th", { scope: "row" }, h("a", { href: nodeHref(n), text: n })), h("td", {}, verdict),
-        h("td", { text: v ? v.plugin : "" }), h("td", { text: v ? (v.details && v.details.length ? v.details : v.reasons).join("; ") : "" }));
+        h("td", { text: v ? v.plugin : "" }), h("td", { text: v ? [...v.reasons, ...(v.details || [])].join("; ") : "" }));
     });
     const omitted = record.filterOmitted ? h("p", { class: "muted", text: `The report keeps ${fmt(Object.keys(filter).length)} rejected nodes of ${fmt(Object.keys(filter).length + record.filterOmitted)}; the summary above counts them all.` }) : null;
     return [h("h2", { text: "Filter verdicts per node" }),
