@@ -37,6 +37,15 @@ __all__ = [
 ]
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+"""The range of Go's int64, which kube-scheduler's decoder refuses to leave (the decoders check it)."""
+
+DOCUMENTED_INT64_BOUND = 2**63 - 1024
+"""The bound the document states: inside int64 and exact as a float64, because JSON Schema tools
+compare numbers as floats, and 2**63 - 1 rounds to 2**63 (so 2**63 + 191 would pass as "at most the
+maximum")."""
+
+
 class _Wire(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
@@ -155,7 +164,11 @@ class Victims(_Wire):
         None, alias="Pods", description="core/v1 Pod objects.", json_schema_extra={"items": _POD_SCHEMA}
     )
     num_pdb_violations: int | None = Field(
-        0, alias="NumPDBViolations", description="How many of the pods overdraw a PodDisruptionBudget."
+        0,
+        alias="NumPDBViolations",
+        description="How many of the pods overdraw a PodDisruptionBudget (a Go int64).",
+        ge=-DOCUMENTED_INT64_BOUND,
+        le=DOCUMENTED_INT64_BOUND,
     )
 
 
@@ -170,7 +183,11 @@ class MetaVictims(_Wire):
 
     pods: list[MetaPod] | None = Field(None, alias="Pods")
     num_pdb_violations: int | None = Field(
-        0, alias="NumPDBViolations", description="How many of the pods overdraw a PodDisruptionBudget."
+        0,
+        alias="NumPDBViolations",
+        description="How many of the pods overdraw a PodDisruptionBudget (a Go int64).",
+        ge=-DOCUMENTED_INT64_BOUND,
+        le=DOCUMENTED_INT64_BOUND,
     )
 
 

@@ -408,8 +408,14 @@ def _decode_victims_map(raw: Any, name: str, *, full: bool) -> dict[str, NodeVic
         num = fields.get("NumPDBViolations")
         if num is None:  # absent or null: Go leaves the int64 at 0
             num = 0
+        elif isinstance(num, float) and num.is_integer() and abs(num) <= schema.DOCUMENTED_INT64_BOUND:
+            # 2.0 is an integer to JSON Schema and so to the OpenAPI document; Go's decoder refuses
+            # it, but kube-scheduler never sends one, and a hand-written request means 2.
+            num = int(num)
         elif isinstance(num, bool) or not isinstance(num, int):
             raise WireError(f"{path}.NumPDBViolations: expected an integer, got {json_type_name(num)}")
+        elif not schema.INT64_MIN <= num <= schema.INT64_MAX:
+            raise WireError(f"{path}.NumPDBViolations: {num} overflows a Go int64")
         items = fields.get("Pods")
         if items is None:  # a nil slice
             items = []

@@ -363,6 +363,14 @@ def test_full_form_wins_when_both_are_sent() -> None:
             "NodeNameToMetaVictims[a].NumPDBViolations: expected an integer, got boolean",
         ),
         (
+            {"Pod": pod_dict("hi"), "NodeNameToMetaVictims": {"a": {"Pods": [], "NumPDBViolations": 1.5}}},
+            "NodeNameToMetaVictims[a].NumPDBViolations: expected an integer, got number",
+        ),
+        (  # Go's int64 (the document says so: minimum and maximum)
+            {"Pod": pod_dict("hi"), "NodeNameToMetaVictims": {"a": {"Pods": [], "NumPDBViolations": 2**63}}},
+            "NodeNameToMetaVictims[a].NumPDBViolations: 9223372036854775808 overflows a Go int64",
+        ),
+        (
             {"Pod": pod_dict("hi"), "NodeNameToVictims": {"a": {"Pods": [{"metadata": {}}]}}},
             "NodeNameToVictims[a].Pods[0].metadata.name: Required value",
         ),
@@ -372,6 +380,13 @@ def test_decode_errors_name_the_field(doc: dict[str, Any], message: str) -> None
     with pytest.raises(WireError) as err:
         decode_preemption_args(orjson.dumps(doc))
     assert str(err.value).startswith(message), str(err.value)
+
+
+def test_an_integral_number_of_pdb_violations_is_the_integer_the_document_allows() -> None:
+    # JSON Schema's integer includes 2.0 (Go's decoder refuses it; kube-scheduler never sends one).
+    doc = {"Pod": pod_dict("hi"), "NodeNameToMetaVictims": {"a": {"Pods": [], "NumPDBViolations": 2.0}}}
+    args = decode_preemption_args(orjson.dumps(doc))
+    assert args.victims["a"].num_pdb_violations == 2
 
 
 def test_decode_rejects_non_objects() -> None:
