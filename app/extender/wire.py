@@ -382,6 +382,9 @@ def decode_preemption_args(body: bytes, *, chunked: bool = False) -> PreemptionA
         try:
             pod = parse_pod(raw_pod, "Pod")
             if raw_full is not None:
+                if raw_meta is not None:
+                    # Go's decoder decodes both forms, so a malformed one is refused even when unused.
+                    _decode_victims_map(raw_meta, "NodeNameToMetaVictims", full=False)
                 return PreemptionArgs(
                     pod, _decode_victims_map(raw_full, "NodeNameToVictims", full=True), True
                 )

@@ -366,6 +366,14 @@ def test_full_form_wins_when_both_are_sent() -> None:
             {"Pod": pod_dict("hi"), "NodeNameToMetaVictims": {"a": {"Pods": [], "NumPDBViolations": 1.5}}},
             "NodeNameToMetaVictims[a].NumPDBViolations: expected an integer, got number",
         ),
+        (  # both forms: the full one is used, but Go decodes (and so checks) the other too
+            {
+                "Pod": pod_dict("hi"),
+                "NodeNameToVictims": {},
+                "NodeNameToMetaVictims": {"a": {"Pods": True}},
+            },
+            "NodeNameToMetaVictims[a].Pods: expected an array, got boolean",
+        ),
         (  # Go's int64 (the document says so: minimum and maximum)
             {"Pod": pod_dict("hi"), "NodeNameToMetaVictims": {"a": {"Pods": [], "NumPDBViolations": 2**63}}},
             "NodeNameToMetaVictims[a].NumPDBViolations: 9223372036854775808 overflows a Go int64",
