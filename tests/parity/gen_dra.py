@@ -394,3 +394,11 @@ def add_dra(seed: int, objects: list[Obj], features: list[str]) -> None:
     if d.chance(0.25):
         d.declared_features()
     objects[-1:-1] = d.new  # the pending pod stays last
+
+
+def has_dra(scenario: Any) -> bool:
+    """Whether :func:`add_dra` gave a scenario its DRA or declared-feature layer."""
+    return any(f.startswith(("dra:", "declared:")) for f in scenario.features) or any(
+        o["kind"] in ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice")
+        for o in scenario.objects
+    )
