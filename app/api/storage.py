@@ -13,7 +13,7 @@ import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypedDict
 
 from app.api.errors import FieldError
 from app.api.objects import (
@@ -142,8 +142,45 @@ def not_found(resource: str, name: str) -> str:
     return f'{resource} "{name}" not found'
 
 
-def _access_modes(obj: Raw, path: str) -> tuple[str, ...]:
-    return tuple(str(m) for m in get_list(obj, "accessModes", path))
+class _VolumeFields(TypedDict):
+    """The fields PersistentVolume and PersistentVolumeClaim read alike, as constructor keywords."""
+
+    name: str
+    uid: str
+    resource_version: str
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    deletion_timestamp: str | None
+    storage_class_name: str
+    access_modes: tuple[str, ...]
+    volume_mode: str
+    volume_attributes_class_name: str
+
+
+def _volume_fields(meta: _Meta, spec: Raw, spath: str) -> _VolumeFields:
+    """Metadata and the spec fields both volume kinds carry under the same names.
+
+    The storage class is ``volume.GetPersistentVolume(Claim)Class``'s: the beta annotation wins over
+    ``spec.storageClassName``; an unset volumeMode is Filesystem, as the API server defaults it.
+    """
+    return _VolumeFields(
+        name=meta.name,
+        uid=meta.uid,
+        resource_version=meta.resource_version,
+        labels=meta.labels,
+        annotations=meta.annotations,
+        deletion_timestamp=meta.deletion_timestamp,
+        storage_class_name=meta.annotations.get(ANN_BETA_STORAGE_CLASS)
+        or get_str(spec, "storageClassName", spath),
+        access_modes=tuple(str(m) for m in get_list(spec, "accessModes", spath)),
+        volume_mode=get_str(spec, "volumeMode", spath, FILESYSTEM) or FILESYSTEM,
+        volume_attributes_class_name=get_str(spec, "volumeAttributesClassName", spath),
+    )
+
+
+def _status_phase(raw: Raw, path: str) -> str:
+    """``status.phase`` ("" when unset)."""
+    return get_str(get_map(raw, "status", path), "phase", _join(path, "status"))
 
 
 # --- PersistentVolume ----------------------------------------------------------------------------------
@@ -230,21 +267,11 @@ def parse_persistent_volume(raw: Raw, path: str = "") -> PersistentVolume:
             disk = parse_disk_source(kind, get_map(spec, kind, spath), f"{spath}.{kind}")
             break
     return PersistentVolume(
-        name=meta.name,
-        uid=meta.uid,
-        resource_version=meta.resource_version,
-        labels=meta.labels,
-        annotations=meta.annotations,
-        deletion_timestamp=meta.deletion_timestamp,
-        storage_class_name=meta.annotations.get(ANN_BETA_STORAGE_CLASS)
-        or get_str(spec, "storageClassName", spath),
+        **_volume_fields(meta, spec, spath),
         capacity=_storage(spec, "capacity", spath) or Fraction(0),
-        access_modes=_access_modes(spec, spath),
-        volume_mode=get_str(spec, "volumeMode", spath, FILESYSTEM) or FILESYSTEM,
-        volume_attributes_class_name=get_str(spec, "volumeAttributesClassName", spath),
         node_affinity=None if required is None else parse_node_selector(required, apath),
         claim_ref=claim_ref,
-        phase=get_str(get_map(raw, "status", path), "phase", _join(path, "status")),
+        phase=_status_phase(raw, path),
         csi=csi,
         disk=disk,
         raw=raw,
@@ -293,25 +320,15 @@ def parse_persistent_volume_claim(raw: Raw, path: str = "") -> PersistentVolumeC
     spec = get_map(raw, "spec", path)
     selector = spec.get("selector")
     return PersistentVolumeClaim(
+        **_volume_fields(meta, spec, spath),
         namespace=meta.namespace,
-        name=meta.name,
-        uid=meta.uid,
-        resource_version=meta.resource_version,
-        labels=meta.labels,
-        annotations=meta.annotations,
-        deletion_timestamp=meta.deletion_timestamp,
         owner_references=meta.owner_references,
-        storage_class_name=meta.annotations.get(ANN_BETA_STORAGE_CLASS)
-        or get_str(spec, "storageClassName", spath),
-        access_modes=_access_modes(spec, spath),
-        volume_mode=get_str(spec, "volumeMode", spath, FILESYSTEM) or FILESYSTEM,
-        volume_attributes_class_name=get_str(spec, "volumeAttributesClassName", spath),
         selector=None
         if selector is None
         else parse_label_selector(get_map(spec, "selector", spath), f"{spath}.selector"),
         request=_storage(get_map(spec, "resources", spath), "requests", f"{spath}.resources"),
         volume_name=get_str(spec, "volumeName", spath),
-        phase=get_str(get_map(raw, "status", path), "phase", _join(path, "status")),
+        phase=_status_phase(raw, path),
         raw=raw,
     )
 
