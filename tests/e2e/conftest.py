@@ -2,9 +2,9 @@
 
 The control plane is the suite's one session fixture (``tests/kube/fixtures.py``, loaded by the root
 conftest, which also attaches the tails of every live process's log to a failed test's report). One
-berth process serves the whole session (restarted by the
-test that checks the relist); kube-schedulers are started per node mode (module scope) and for the
-extender-down cases.
+``berth serve`` process serves the whole session (restarted by the test that checks the relist);
+kube-schedulers are started per node mode (module scope) and for the extender-down cases. The modules
+that test ``berth run`` itself (storage, DRA) share one per module (``berth_run``).
 
 Tests isolate themselves without deleting namespaces (no namespace controller runs): each gets a
 fresh namespace and a unique ``berth-e2e/test`` node label that its pods select, and the nodes and
@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from e2e.cluster import PREFERRED_LABEL, Cluster
 from e2e.stack import PLUGINS_DIR, BerthServer, ExtenderEntry, KubeScheduler, scheduler_config
+from e2e.standalone import BerthScheduler
 from kubernetes import client
 
 from kube.controlplane import LocalControlPlane
@@ -67,6 +68,32 @@ def berth(control_plane: LocalControlPlane, e2e_dir: Path) -> Iterator[BerthServ
         server.stop()
 
 
+@pytest.fixture(scope="module")
+def berth_run(
+    request: pytest.FixtureRequest, control_plane: LocalControlPlane, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[BerthScheduler]:
+    """One ``berth run`` (schedulerName ``berth-scheduler``) for the requesting test module, leader-elected
+    on a Lease of its own, named after the module (``test_storage.py``: ``berth-storage``).
+
+    A module configures it with a ``BERTH_PROFILE`` string: more of the profile (``pluginConfig: ...``),
+    indented by two. Tests isolate themselves with the ``cluster`` fixture's label, so one process
+    serves them all (a start costs seconds on a loaded machine).
+    """
+    name = "berth-" + request.module.__name__.rpartition(".")[2].removeprefix("test_")
+    proc = BerthScheduler.on(
+        control_plane,
+        tmp_path_factory.mktemp(name),
+        namespace="default",
+        lease_name=f"{name}-{uuid.uuid4().hex[:6]}",
+        name=name,
+        profile_extra=getattr(request.module, "BERTH_PROFILE", ""),
+    ).start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+
+
 @pytest.fixture(scope="module", params=[True, False], ids=["NodeNames", "Nodes"])
 def scheduler(
     request: pytest.FixtureRequest,
@@ -93,11 +120,8 @@ def scheduler(
 
 
 @pytest.fixture
-def cluster(kube_client: client.ApiClient) -> Iterator[Cluster]:
+def cluster(kube_client: client.ApiClient, namespace: str) -> Iterator[Cluster]:
     """A fresh namespace and label for one test, and cleanup of its nodes and pods."""
-    namespace = f"e2e-{uuid.uuid4().hex[:8]}"
-    core = client.CoreV1Api(kube_client)
-    core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=namespace)))
     made = Cluster(kube_client, namespace)
     try:
         yield made

@@ -20,105 +20,9 @@ from e2e.standalone import SCHEDULER_NAME, BerthScheduler
 from kubernetes import client
 
 from kube.controlplane import LocalControlPlane
+from kube.draobjects import DraObjects
 
 pytestmark = pytest.mark.kube
-
-GROUP, VERSION = "resource.k8s.io", "v1"
-
-
-class Dra:
-    """resource.k8s.io/v1 objects of one test, through the generic custom-objects API."""
-
-    def __init__(self, api: client.ApiClient, namespace: str, driver: str) -> None:
-        self.objects = client.CustomObjectsApi(api)
-        self.namespace = namespace
-        self.driver = driver
-        self.cluster_scoped: list[tuple[str, str]] = []
-
-    def device_class(self, name: str, *selectors: str, extended_resource_name: str = "") -> str:
-        spec: dict[str, Any] = {"selectors": [{"cel": {"expression": f'device.driver == "{self.driver}"'}}]}
-        spec["selectors"] += [{"cel": {"expression": s}} for s in selectors]
-        if extended_resource_name:
-            spec["extendedResourceName"] = extended_resource_name
-        body = {
-            "apiVersion": f"{GROUP}/{VERSION}",
-            "kind": "DeviceClass",
-            "metadata": {"name": name},
-            "spec": spec,
-        }
-        self.objects.create_cluster_custom_object(GROUP, VERSION, "deviceclasses", body)
-        self.cluster_scoped.append(("deviceclasses", name))
-        return name
-
-    def slice(self, node: str, devices: list[dict[str, Any]]) -> None:
-        name = f"{node}-{self.driver}"
-        body = {
-            "apiVersion": f"{GROUP}/{VERSION}",
-            "kind": "ResourceSlice",
-            "metadata": {"name": name},
-            "spec": {
-                "driver": self.driver,
-                "nodeName": node,
-                "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                "devices": devices,
-            },
-        }
-        self.objects.create_cluster_custom_object(GROUP, VERSION, "resourceslices", body)
-        self.cluster_scoped.append(("resourceslices", name))
-
-    def claim(
-        self, name: str, device_class: str, count: int = 1, constraints: list[dict[str, Any]] | None = None
-    ) -> str:
-        devices: dict[str, Any] = {
-            "requests": [{"name": "dev", "exactly": {"deviceClassName": device_class, "count": count}}]
-        }
-        if constraints:
-            devices["constraints"] = constraints
-        body = {
-            "apiVersion": f"{GROUP}/{VERSION}",
-            "kind": "ResourceClaim",
-            "metadata": {"name": name},
-            "spec": {"devices": devices},
-        }
-        self.objects.create_namespaced_custom_object(GROUP, VERSION, self.namespace, "resourceclaims", body)
-        return name
-
-    def template(self, name: str, device_class: str) -> str:
-        spec = {
-            "spec": {"devices": {"requests": [{"name": "dev", "exactly": {"deviceClassName": device_class}}]}}
-        }
-        body = {
-            "apiVersion": f"{GROUP}/{VERSION}",
-            "kind": "ResourceClaimTemplate",
-            "metadata": {"name": name},
-            "spec": spec,
-        }
-        self.objects.create_namespaced_custom_object(
-            GROUP, VERSION, self.namespace, "resourceclaimtemplates", body
-        )
-        return name
-
-    def read_claim(self, name: str) -> dict[str, Any]:
-        got: dict[str, Any] = self.objects.get_namespaced_custom_object(
-            GROUP, VERSION, self.namespace, "resourceclaims", name
-        )
-        return got
-
-    def release(self, name: str) -> None:
-        """What the resourceclaim controller does once the claim's pod is gone."""
-        claim = self.read_claim(name)
-        claim["status"] = {}
-        self.objects.replace_namespaced_custom_object_status(
-            GROUP, VERSION, self.namespace, "resourceclaims", name, claim
-        )
-
-    def cleanup(self) -> None:
-        for plural, name in self.cluster_scoped:
-            try:
-                self.objects.delete_cluster_custom_object(GROUP, VERSION, plural, name)
-            except client.ApiException as err:
-                if err.status != 404:
-                    raise
 
 
 def create_claiming_pod(
@@ -152,47 +56,21 @@ def gpu(name: str, model: str, numa: int) -> dict[str, Any]:
 
 
 @pytest.fixture
-def cluster(kube_client: client.ApiClient, namespace: str) -> Iterator[Cluster]:
-    c = Cluster(kube_client, namespace)
+def dra(kube_client: client.ApiClient, namespace: str) -> Iterator[DraObjects]:
+    """The test's DRA objects, for a driver of its own."""
+    objects = DraObjects(kube_client, namespace)
     try:
-        yield c
+        yield objects
     finally:
-        c.cleanup()
-
-
-@pytest.fixture
-def dra(kube_client: client.ApiClient, namespace: str) -> Iterator[Dra]:
-    d = Dra(kube_client, namespace, f"gpu-{uuid.uuid4().hex[:6]}.example.com")
-    try:
-        yield d
-    finally:
-        d.cleanup()
-
-
-@pytest.fixture
-def berth(control_plane: LocalControlPlane, tmp_path: Path, namespace: str) -> Iterator[BerthScheduler]:
-    proc = BerthScheduler.on(
-        control_plane,
-        tmp_path,
-        namespace=namespace,
-        lease_name=f"berth-{uuid.uuid4().hex[:6]}",
-        name="berth-dra",
-    ).start()
-    try:
-        yield proc
-    finally:
-        proc.stop()
+        objects.cleanup()
 
 
 @pytest.fixture
 def resourceclaim_controller(control_plane: LocalControlPlane) -> Iterator[None]:
     """kube-controller-manager v1.36.3 running only its resourceclaim controller (templates become
     claims, recorded in the pod's status)."""
-    control_plane.start_controller_manager(["resourceclaim-controller"])
-    try:
+    with control_plane.controller_manager(["resourceclaim-controller"]):
         yield
-    finally:
-        control_plane.stop_controller_manager()
 
 
 def wait_for(check: Any, what: str, timeout: float = WAIT) -> Any:
@@ -206,12 +84,13 @@ def wait_for(check: Any, what: str, timeout: float = WAIT) -> Any:
 
 
 def test_claim_allocated_and_reserved_then_a_second_pod_waits_for_the_device(
-    berth: BerthScheduler, cluster: Cluster, dra: Dra
+    berth_run: BerthScheduler, cluster: Cluster, dra: DraObjects
 ) -> None:
     plain = cluster.create_node("plain")
     with_gpu = cluster.create_node("gpu")
     dra.slice(with_gpu, [gpu("gpu-0", "a100", 0)])
-    cls = dra.device_class(f"gpu-{cluster.label}")
+    cls = f"gpu-{cluster.label}"
+    dra.device_class(cls)
     dra.claim("first", cls)
     dra.claim("second", cls)
 
@@ -236,14 +115,15 @@ def test_claim_allocated_and_reserved_then_a_second_pod_waits_for_the_device(
 
 
 def test_cel_selector_and_match_attribute_constraint(
-    berth: BerthScheduler, cluster: Cluster, dra: Dra
+    berth_run: BerthScheduler, cluster: Cluster, dra: DraObjects
 ) -> None:
     mixed = cluster.create_node("mixed")
     dra.slice(
         mixed,
         [gpu("gpu-0", "a100", 0), gpu("gpu-1", "h100", 0), gpu("gpu-2", "h100", 1), gpu("gpu-3", "h100", 1)],
     )
-    h100 = dra.device_class(f"h100-{cluster.label}", f'device.attributes["{dra.driver}"].model == "h100"')
+    h100 = f"h100-{cluster.label}"
+    dra.device_class(h100, f'device.attributes["{dra.driver}"].model == "h100"')
     dra.claim("pair", h100, count=2, constraints=[{"matchAttribute": f"{dra.driver}/numa"}])
     create_claiming_pod(cluster, "pair", "pair")
     assert cluster.wait_bound("pair") == mixed
@@ -255,13 +135,15 @@ def test_cel_selector_and_match_attribute_constraint(
 
 
 def test_claim_from_a_template_waits_for_the_controller_then_schedules(
-    resourceclaim_controller: None, berth: BerthScheduler, cluster: Cluster, dra: Dra
+    resourceclaim_controller: None, berth_run: BerthScheduler, cluster: Cluster, dra: DraObjects
 ) -> None:
     """berth's PreEnqueue keeps the pod back until the resourceclaim controller has made its claim
     and recorded it in the pod's status; that pod update requeues it and the claim gets a device."""
     node = cluster.create_node("gpu")
     dra.slice(node, [gpu("gpu-0", "a100", 0)])
-    dra.template("one-gpu", dra.device_class(f"gpu-{cluster.label}"))
+    cls = f"gpu-{cluster.label}"
+    dra.device_class(cls)
+    dra.template("one-gpu", cls)
     create_claiming_pod(cluster, "templated", "one-gpu", template=True)
     assert cluster.wait_bound("templated", timeout=60) == node
     [status] = cluster.read_pod("templated").status.resource_claim_statuses
@@ -285,13 +167,14 @@ def kube_scheduler(control_plane: LocalControlPlane, tmp_path: Path) -> Iterator
 
 
 def test_fit_error_for_a_taken_device_matches_kube_scheduler(
-    berth: BerthScheduler, kube_scheduler: str, cluster: Cluster, dra: Dra
+    berth_run: BerthScheduler, kube_scheduler: str, cluster: Cluster, dra: DraObjects
 ) -> None:
     """The only device is allocated to a running pod's claim: berth and kube-scheduler explain the
     waiting pods' failure with the same FailedScheduling text."""
     node = cluster.create_node("gpu")
     dra.slice(node, [gpu("gpu-0", "a100", 0)])
-    cls = dra.device_class(f"gpu-{cluster.label}")
+    cls = f"gpu-{cluster.label}"
+    dra.device_class(cls)
     for claim in ("holder", "berth-wait", "kube-wait"):
         dra.claim(claim, cls)
     create_claiming_pod(cluster, "holder", "holder")
@@ -313,7 +196,9 @@ def pod_status(cluster: Cluster, name: str) -> dict[str, Any]:
     return status
 
 
-def extended_resource_claim(cluster: Cluster, dra: Dra, pod: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def extended_resource_claim(
+    cluster: Cluster, dra: DraObjects, pod: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The pod's ``status.extendedResourceClaimStatus`` and the claim it names."""
     status = wait_for(
         lambda: pod_status(cluster, pod).get("extendedResourceClaimStatus"),
@@ -349,7 +234,7 @@ def comparable(pod: str, status: dict[str, Any], claim: dict[str, Any]) -> dict[
 
 
 def test_extended_resource_backed_by_a_device_class_is_allocated_as_kube_scheduler_does(
-    berth: BerthScheduler, kube_scheduler: str, cluster: Cluster, dra: Dra
+    berth_run: BerthScheduler, kube_scheduler: str, cluster: Cluster, dra: DraObjects
 ) -> None:
     """A pod asking for an extended resource no node lists in its allocatable, backed by a
     DeviceClass: berth and a stock kube-scheduler each place their pod on the node whose

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -29,10 +28,12 @@ from kubernetes import client
 
 from kube.controlplane import LocalControlPlane
 
-pytestmark = pytest.mark.kube
+# Every test runs under the module's berth_run with the PV binder controller completing bindings.
+pytestmark = [pytest.mark.kube, pytest.mark.usefixtures("pv_controller")]
 
 BIND_TIMEOUT = 8
-PROFILE = f"""\
+#: The module's ``berth_run`` (tests/e2e/conftest.py): bindTimeoutSeconds short for the timeout test.
+BERTH_PROFILE = f"""\
   pluginConfig:
   - name: VolumeBinding
     args: {{bindTimeoutSeconds: {BIND_TIMEOUT}}}
@@ -46,31 +47,8 @@ STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner"
 @pytest.fixture(scope="module")
 def pv_controller(control_plane: LocalControlPlane) -> Iterator[None]:
     """kube-controller-manager with the PV binder only, for this module's tests."""
-    control_plane.start_controller_manager(["persistentvolume-binder-controller"])
-    try:
+    with control_plane.controller_manager(["persistentvolume-binder-controller"]):
         yield
-    finally:
-        control_plane.stop_controller_manager()
-
-
-@pytest.fixture(scope="module")
-def berth(
-    control_plane: LocalControlPlane, tmp_path_factory: pytest.TempPathFactory, pv_controller: None
-) -> Iterator[BerthScheduler]:
-    """One ``berth run`` for the module, VolumeBinding's bindTimeoutSeconds short for the timeout test."""
-    workdir = tmp_path_factory.mktemp("storage")
-    proc = BerthScheduler.on(
-        control_plane,
-        workdir,
-        namespace="default",
-        lease_name=f"berth-storage-{uuid.uuid4().hex[:6]}",
-        name="berth-storage",
-        profile_extra=PROFILE,
-    ).start()
-    try:
-        yield proc
-    finally:
-        proc.stop()
 
 
 class Storage:
@@ -213,15 +191,6 @@ class Storage:
 
 
 @pytest.fixture
-def cluster(kube_client: client.ApiClient, namespace: str) -> Iterator[Cluster]:
-    c = Cluster(kube_client, namespace)
-    try:
-        yield c
-    finally:
-        c.cleanup()
-
-
-@pytest.fixture
 def storage(kube_client: client.ApiClient, cluster: Cluster) -> Iterator[Storage]:
     s = Storage(kube_client, cluster)
     try:
@@ -301,7 +270,7 @@ def _node_of(core: client.CoreV1Api, pv: str) -> str:
 
 
 def test_wait_for_first_consumer_local_pvs_on_two_nodes(
-    berth: BerthScheduler, cluster: Cluster, storage: Storage
+    berth_run: BerthScheduler, cluster: Cluster, storage: Storage
 ) -> None:
     a, b = cluster.create_node("a"), cluster.create_node("b")
     local = storage.storage_class("local", "kubernetes.io/no-provisioner")
@@ -322,7 +291,7 @@ def test_wait_for_first_consumer_local_pvs_on_two_nodes(
 
 
 def test_zonal_pv_keeps_the_pod_in_its_zone(
-    berth: BerthScheduler, cluster: Cluster, storage: Storage
+    berth_run: BerthScheduler, cluster: Cluster, storage: Storage
 ) -> None:
     cluster.create_node("a", labels={ZONE: "zone-a"})
     b = cluster.create_node("b", labels={ZONE: "zone-b"})
@@ -335,7 +304,7 @@ def test_zonal_pv_keeps_the_pod_in_its_zone(
 
 
 def test_immediate_claim_left_unbound_keeps_the_pod_pending(
-    berth: BerthScheduler, cluster: Cluster, storage: Storage
+    berth_run: BerthScheduler, cluster: Cluster, storage: Storage
 ) -> None:
     cluster.create_node("a")
     manual = storage.storage_class("manual", "kubernetes.io/no-provisioner", mode="Immediate")
@@ -355,7 +324,7 @@ def test_immediate_claim_left_unbound_keeps_the_pod_pending(
 
 
 def test_read_write_once_pod_claim_used_by_two_pods(
-    berth: BerthScheduler, cluster: Cluster, storage: Storage
+    berth_run: BerthScheduler, cluster: Cluster, storage: Storage
 ) -> None:
     cluster.create_node("a")
     cluster.create_node("b")
@@ -373,7 +342,7 @@ def test_read_write_once_pod_claim_used_by_two_pods(
 
 
 def test_csi_attach_limit_reached_on_one_node(
-    berth: BerthScheduler, cluster: Cluster, storage: Storage
+    berth_run: BerthScheduler, cluster: Cluster, storage: Storage
 ) -> None:
     a, b = cluster.create_node("a"), cluster.create_node("b")
     driver = f"csi-{storage.label}.example.com"
@@ -393,7 +362,7 @@ def test_csi_attach_limit_reached_on_one_node(
 
 
 def test_dynamic_provisioning_through_the_test_provisioner(
-    berth: BerthScheduler, cluster: Cluster, storage: Storage
+    berth_run: BerthScheduler, cluster: Cluster, storage: Storage
 ) -> None:
     cluster.create_node("a", labels={ZONE: "zone-a"})
     b = cluster.create_node("b", labels={ZONE: "zone-b"})
@@ -411,7 +380,7 @@ def test_dynamic_provisioning_through_the_test_provisioner(
 
 
 def test_bind_timeout_unreserves_and_requeues(
-    berth: BerthScheduler, cluster: Cluster, storage: Storage
+    berth_run: BerthScheduler, cluster: Cluster, storage: Storage
 ) -> None:
     node = cluster.create_node("a")
     name = f"late-{storage.label}.example.com"
@@ -432,7 +401,7 @@ def test_bind_timeout_unreserves_and_requeues(
 
 
 def test_prebind_wait_ends_when_the_pod_is_deleted(
-    berth: BerthScheduler, cluster: Cluster, storage: Storage
+    berth_run: BerthScheduler, cluster: Cluster, storage: Storage
 ) -> None:
     node = cluster.create_node("a")
     slow = storage.storage_class("gone", f"never-{storage.label}.example.com")

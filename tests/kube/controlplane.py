@@ -391,6 +391,15 @@ class LocalControlPlane:
                 )
             time.sleep(0.25)
 
+    @contextlib.contextmanager
+    def controller_manager(self, controllers: Sequence[str]) -> Iterator[None]:
+        """kube-controller-manager with only ``controllers`` while the block runs (a fixture's body)."""
+        self.start_controller_manager(controllers)
+        try:
+            yield
+        finally:
+            self.stop_controller_manager()
+
     def stop_controller_manager(self) -> None:
         """Stop kube-controller-manager if it runs."""
         for proc in [p for p in self._procs if p.name == "kube-controller-manager"]:

@@ -5,7 +5,6 @@ claim for a pod's extended resources is created, recorded in the pod's status, a
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,89 +22,33 @@ from app.plugins.dynamicresources.plugin import DynamicResources
 from builders import make_node
 from fakes import FakeHandle
 from kube.controlplane import LocalControlPlane
+from kube.draobjects import DraObjects
 from kube.test_podstatus import CountingClient
 
 pytestmark = pytest.mark.kube
 
-GROUP, VERSION = "resource.k8s.io", "v1"
 NODE = "worker"
 
 
-class Objects:
-    """resource.k8s.io objects of one test; cluster-scoped ones are deleted at the end."""
+class Objects(DraObjects):
+    """The DRA objects of one test, and the pods it hands the plugin."""
 
     def __init__(self, api: client.ApiClient, namespace: str) -> None:
-        self.custom = client.CustomObjectsApi(api)
+        super().__init__(api, namespace)
         self.core = client.CoreV1Api(api)
-        self.namespace = namespace
-        self.suffix = uuid.uuid4().hex[:8]
-        self.driver = f"gpu-{self.suffix}.example.com"
-        self.cluster_scoped: list[tuple[str, str]] = []
+        self.class_name = f"gpu-{self.suffix}"
 
-    def create_cluster(self, plural: str, body: dict[str, Any]) -> dict[str, Any]:
-        got: dict[str, Any] = self.custom.create_cluster_custom_object(GROUP, VERSION, plural, body)
-        self.cluster_scoped.append((plural, body["metadata"]["name"]))
-        return got
-
-    def device_class(self, extended_resource_name: str = "") -> dict[str, Any]:
-        spec: dict[str, Any] = {"selectors": [{"cel": {"expression": f'device.driver == "{self.driver}"'}}]}
-        if extended_resource_name:
-            spec["extendedResourceName"] = extended_resource_name
-        body = {
-            "apiVersion": f"{GROUP}/{VERSION}",
-            "kind": "DeviceClass",
-            "metadata": {"name": f"gpu-{self.suffix}"},
-        }
-        return self.create_cluster("deviceclasses", {**body, "spec": spec})
+    def gpu_class(self, extended_resource_name: str = "") -> dict[str, Any]:
+        """The DeviceClass of the driver's GPUs."""
+        return self.device_class(self.class_name, extended_resource_name=extended_resource_name)
 
     def node_slice(self) -> dict[str, Any]:
-        body = {
-            "apiVersion": f"{GROUP}/{VERSION}",
-            "kind": "ResourceSlice",
-            "metadata": {"name": f"{NODE}-{self.suffix}"},
-            "spec": {
-                "driver": self.driver,
-                "nodeName": NODE,
-                "pool": {"name": NODE, "generation": 1, "resourceSliceCount": 1},
-                "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}],
-            },
-        }
-        return self.create_cluster("resourceslices", body)
+        """Two GPUs on the node ``worker``."""
+        return self.slice(NODE, [{"name": "gpu-0"}, {"name": "gpu-1"}])
 
-    def claim(self, name: str) -> dict[str, Any]:
-        body = {
-            "apiVersion": f"{GROUP}/{VERSION}",
-            "kind": "ResourceClaim",
-            "metadata": {"name": name},
-            "spec": {
-                "devices": {
-                    "requests": [{"name": "gpu", "exactly": {"deviceClassName": f"gpu-{self.suffix}"}}]
-                }
-            },
-        }
-        got: dict[str, Any] = self.custom.create_namespaced_custom_object(
-            GROUP, VERSION, self.namespace, "resourceclaims", body
-        )
-        return got
-
-    def read_claim(self, name: str) -> dict[str, Any]:
-        got: dict[str, Any] = self.custom.get_namespaced_custom_object(
-            GROUP, VERSION, self.namespace, "resourceclaims", name
-        )
-        return got
-
-    def label_claim(self, name: str) -> None:
-        """Another writer's update: the claim's resourceVersion moves on."""
-        claim = self.read_claim(name)
-        claim["metadata"].setdefault("labels", {})["touched-by"] = "someone-else"
-        self.custom.replace_namespaced_custom_object(
-            GROUP, VERSION, self.namespace, "resourceclaims", name, claim
-        )
-
-    def list_claims(self) -> list[dict[str, Any]]:
-        got = self.custom.list_namespaced_custom_object(GROUP, VERSION, self.namespace, "resourceclaims")
-        items: list[dict[str, Any]] = got["items"]
-        return items
+    def gpu_claim(self, name: str) -> dict[str, Any]:
+        """A claim for one GPU."""
+        return self.claim(name, self.class_name)
 
     def pod(self, name: str, requests: dict[str, str] | None = None) -> Pod:
         """A pending pod (no scheduler picks it up), as the API server stored it."""
@@ -126,10 +69,6 @@ class Objects:
         response = self.core.read_namespaced_pod(name, self.namespace, _preload_content=False)
         raw: dict[str, Any] = orjson.loads(response.data)
         return raw
-
-    def cleanup(self) -> None:
-        for plural, name in self.cluster_scoped:
-            self.custom.delete_cluster_custom_object(GROUP, VERSION, plural, name)
 
 
 @pytest.fixture
@@ -163,7 +102,7 @@ def plugin_over(kc: CountingClient, *raw: dict[str, Any]) -> tuple[DynamicResour
 def test_prebind_rereads_the_claim_after_a_conflict_and_keeps_the_other_writers_change(
     kc: CountingClient, objects: Objects
 ) -> None:
-    cls, pool, claim = objects.device_class(), objects.node_slice(), objects.claim("gpu-claim")
+    cls, pool, claim = objects.gpu_class(), objects.node_slice(), objects.gpu_claim("gpu-claim")
     plugin, _ = plugin_over(kc, cls, pool, claim)
     pod = objects.pod("claiming")
     pod = parse_pod(
@@ -197,7 +136,7 @@ def test_the_extended_resource_claim_is_created_recorded_and_deleted_by_unreserv
     kc: CountingClient, objects: Objects
 ) -> None:
     resource = f"example.com/gpu-{objects.suffix}"
-    plugin, store = plugin_over(kc, objects.device_class(resource), objects.node_slice())
+    plugin, store = plugin_over(kc, objects.gpu_class(resource), objects.node_slice())
     pod = objects.pod("wants-gpus", {resource: "2"})
     state = CycleState()
     assert plugin.pre_filter(state, pod, []) == (None, None)
