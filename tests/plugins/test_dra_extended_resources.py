@@ -9,6 +9,7 @@ plugin's extension points on one pod and the engine's whole cycle.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -126,124 +127,107 @@ def resolver(*names: str) -> Any:
     return lambda resource: CLASSES.get(resource) if resource in names else None
 
 
-REQUEST_CASES = [
-    ("nil", POD1, {}, resolver(), []),
-    ("one resource match", POD1, {ERN: 1}, resolver(ERN), [("container-0-request-0", "class", 1)]),
-    (
+@dataclass(frozen=True)
+class RequestsCase:
+    """One input of ``createRequestsAndMappings`` and what each of kube's two tables expects of it.
+
+    ``requests``: (name, device class, count) of the ExactCount requests, in order (the _requests table);
+    ``mappings``: sorted (request, container, resource) (the _mappings table). A case only one table
+    has leaves the other None; a case both have (same pod, same resources) carries both names.
+    """
+
+    name: str
+    pod: Pod
+    needed: dict[str, int]
+    resolvable: tuple[str, ...]
+    requests: list[tuple[str, str, int]] | None = None
+    mappings: list[tuple[str, str, str]] | None = None
+
+
+REQUESTS_AND_MAPPINGS = [
+    RequestsCase("nil", POD1, {}, (), requests=[]),
+    RequestsCase(
+        "one resource match", POD1, {ERN: 1}, (ERN,), requests=[("container-0-request-0", "class", 1)]
+    ),
+    RequestsCase(
         "one resource match, one resource not match",
         POD1,
         {ERN: 1, ERN + "1": 2},
-        resolver(ERN),
-        [("container-0-request-0", "class", 1)],
+        (ERN,),
+        requests=[("container-0-request-0", "class", 1)],
     ),
-    (
-        "two resources match",
+    RequestsCase(
+        "two resources match | one container, two requests",
         POD1,
         {ERN: 1, ERN + "1": 2},
-        resolver(ERN, ERN + "1"),
-        [("container-0-request-0", "class", 1), ("container-0-request-1", "class1", 2)],
+        (ERN, ERN + "1"),
+        requests=[("container-0-request-0", "class", 1), ("container-0-request-1", "class1", 2)],
+        mappings=[("container-0-request-0", "con0", ERN), ("container-0-request-1", "con0", ERN + "1")],
     ),
-    (
-        "two containers match",
-        POD2,
-        {ERN: 1, ERN + "1": 2},
-        resolver(ERN, ERN + "1"),
-        [("container-0-request-0", "class", 1), ("container-1-request-0", "class1", 2)],
-    ),
-    (
-        "one init container, one regular container",
-        POD_INIT,
-        {ERN: 1, ERN + "init": 2},
-        resolver(ERN, ERN + "init"),
-        [("container-0-request-0", "classInit", 2), ("container-1-request-0", "class", 1)],
-    ),
-    (
-        "two init containers, one regular container",
-        POD_INIT2,
-        {ERN: 1, ERN + "init": 2},
-        resolver(ERN, ERN + "init"),
-        [("container-1-request-0", "classInit", 2), ("container-2-request-0", "class", 1)],
-    ),
-    (
-        "three init containers, one sidecar, one regular container",
-        POD_INIT3,
-        {ERN: 1, ERN + "init": 2},
-        resolver(ERN, ERN + "init"),
-        [
-            ("container-1-request-0", "classInit", 1),
-            ("container-2-request-0", "classInit", 2),
-            ("container-3-request-0", "class", 1),
-        ],
-    ),
-]
-
-
-@pytest.mark.parametrize(
-    ("pod", "needed", "resolve", "want"), [c[1:] for c in REQUEST_CASES], ids=[c[0] for c in REQUEST_CASES]
-)
-def test_create_requests(pod: Pod, needed: dict[str, int], resolve: Any, want: list[Any]) -> None:
-    requests, _ = requests_and_mappings(pod, needed, resolve)
-    assert [
-        (r["name"], r["exactly"]["deviceClassName"], r["exactly"]["count"])
-        for r in requests
-        if r["exactly"]["allocationMode"] == "ExactCount"
-    ] == want
-    assert len(requests) == len(want)
-
-
-MAPPING_CASES = [
-    (
-        "one container, two requests",
-        POD1,
-        {ERN: 1, ERN + "1": 2},
-        [("container-0-request-0", "con0", ERN), ("container-0-request-1", "con0", ERN + "1")],
-    ),
-    (
+    RequestsCase(
         "one container, one explicit and one implicit request",
         POD1_INIT_IMPLICIT,
         {ERN: 1, ERN + "init": 2, IMPLICIT_INIT: 2},
-        [
+        tuple(CLASSES),
+        mappings=[
             ("container-0-request-0", "init-con0", IMPLICIT_INIT),
             ("container-0-request-1", "init-con0", ERN + "init"),
         ],
     ),
-    (
-        "two containers, two requests",
+    RequestsCase(
+        "two containers match | two containers, two requests",
         POD2,
         {ERN: 1, ERN + "1": 2},
-        [("container-0-request-0", "con0", ERN), ("container-1-request-0", "con1", ERN + "1")],
+        (ERN, ERN + "1"),
+        requests=[("container-0-request-0", "class", 1), ("container-1-request-0", "class1", 2)],
+        mappings=[("container-0-request-0", "con0", ERN), ("container-1-request-0", "con1", ERN + "1")],
     ),
-    (
-        "one init container, one regular container, one request",
+    RequestsCase(
+        "one init container, one regular container | one init container, one regular container, one request",
         POD_INIT,
         {ERN: 1, ERN + "init": 2},
-        [("container-0-request-0", "init-con0", ERN + "init"), ("container-1-request-0", "con0", ERN)],
+        (ERN, ERN + "init"),
+        requests=[("container-0-request-0", "classInit", 2), ("container-1-request-0", "class", 1)],
+        mappings=[
+            ("container-0-request-0", "init-con0", ERN + "init"),
+            ("container-1-request-0", "con0", ERN),
+        ],
     ),
-    (
-        "three containers (two are init container), two requests",
+    RequestsCase(
+        "two init containers, one regular container | three containers (two are init container), two requests",
         POD_INIT2,
         {ERN: 1, ERN + "init": 2},
-        [
+        (ERN, ERN + "init"),
+        requests=[("container-1-request-0", "classInit", 2), ("container-2-request-0", "class", 1)],
+        mappings=[
             ("container-1-request-0", "init-con0", ERN + "init"),
             ("container-1-request-0", "init-con1", ERN + "init"),
             ("container-2-request-0", "con0", ERN),
         ],
     ),
-    (
+    RequestsCase(
         "three containers (two are init container), both explicit and implicit resources",
         POD_INIT_IMPLICIT,
         {ERN: 1, ERN + "init": 2, IMPLICIT_INIT: 2},
-        [
+        tuple(CLASSES),
+        mappings=[
             ("container-0-request-0", "init-con0", ERN + "init"),
             ("container-1-request-0", "init-con1", IMPLICIT_INIT),
             ("container-2-request-0", "con0", ERN),
         ],
     ),
-    (
-        "four containers (two are init container, one sidecar), three requests",
+    RequestsCase(
+        "three init containers, one sidecar, one regular container"
+        " | four containers (two are init container, one sidecar), three requests",
         POD_INIT3,
         {ERN: 1, ERN + "init": 2},
-        [
+        (ERN, ERN + "init"),
+        requests=[
+            ("container-1-request-0", "classInit", 1),
+            ("container-2-request-0", "classInit", 2),
+            ("container-3-request-0", "class", 1),
+        ],
+        mappings=[
             ("container-1-request-0", "init-con0", ERN + "init"),
             ("container-1-request-0", "sidecar-con1", ERN + "init"),
             ("container-2-request-0", "init-con2", ERN + "init"),
@@ -253,13 +237,19 @@ MAPPING_CASES = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("pod", "needed", "want"), [c[1:] for c in MAPPING_CASES], ids=[c[0] for c in MAPPING_CASES]
-)
-def test_create_mappings(pod: Pod, needed: dict[str, int], want: list[tuple[str, str, str]]) -> None:
-    _, mappings = requests_and_mappings(pod, needed, resolver(*CLASSES))
-    got = sorted((m["requestName"], m["containerName"], m["resourceName"]) for m in mappings)
-    assert got == want
+@pytest.mark.parametrize("case", REQUESTS_AND_MAPPINGS, ids=lambda c: c.name)
+def test_create_requests_and_mappings(case: RequestsCase) -> None:
+    requests, mappings = requests_and_mappings(case.pod, case.needed, resolver(*case.resolvable))
+    if case.requests is not None:
+        assert [
+            (r["name"], r["exactly"]["deviceClassName"], r["exactly"]["count"])
+            for r in requests
+            if r["exactly"]["allocationMode"] == "ExactCount"
+        ] == case.requests
+        assert len(requests) == len(case.requests)
+    if case.mappings is not None:
+        got = sorted((m["requestName"], m["containerName"], m["resourceName"]) for m in mappings)
+        assert got == case.mappings
 
 
 # --- the extended resource cache ------------------------------------------------------------------
