@@ -20,15 +20,15 @@ from app.framework.runtime import FrameworkError
 from app.kube.extender import build_extenders
 from app.scheduler.scheduler import ClusterObjects, Engine
 from app.simulate.inputs import adopt_unserved_pods
-from app.simulate.report import (  # the comparison reuses the report's pieces (private to the package)
+from app.simulate.report import (  # the comparison reuses the report's pieces
     TABLE_WIDTH,
-    _align,
-    _fit,
-    _node_dict,
-    _summary_dict,
+    align_columns,
     check_output_format,
+    cut_to_width,
     format_table,
+    node_dict,
     seed_line,
+    summary_dict,
 )
 from app.simulate.runner import PodRecord, SimulationResult, run_simulation
 from app.simulate.state import ClusterState
@@ -174,7 +174,7 @@ def compare_runs(a: ConfigRun, b: ConfigRun) -> Comparison:
 
 
 def _run_dict(run: ConfigRun) -> dict[str, Any]:
-    return {"config": run.config, "summary": _summary_dict(summarize(run.result))}
+    return {"config": run.config, "summary": summary_dict(summarize(run.result))}
 
 
 def comparison_dict(comparison: Comparison) -> dict[str, Any]:
@@ -196,7 +196,7 @@ def comparison_dict(comparison: Comparison) -> dict[str, Any]:
             "delta": unschedulable_b - unschedulable_a,
         },
         "nodes": [
-            {"node": u.name, "a": _node_dict(u)["resources"], "b": _node_dict(usage_b[u.name])["resources"]}
+            {"node": u.name, "a": node_dict(u)["resources"], "b": node_dict(usage_b[u.name])["resources"]}
             for u in a.nodes
             if u.name in usage_b
         ],
@@ -245,8 +245,8 @@ def format_comparison(comparison: Comparison) -> str:
     a, b = comparison.a, comparison.b
     lines = [
         "Comparison (same state, same seed):",
-        _fit(f"  A = {_config_name(a)}", TABLE_WIDTH),
-        _fit(f"  B = {_config_name(b)}", TABLE_WIDTH),
+        cut_to_width(f"  A = {_config_name(a)}", TABLE_WIDTH),
+        cut_to_width(f"  B = {_config_name(b)}", TABLE_WIDTH),
     ]
     pending = len(a.result.records)
     scheduled_a, scheduled_b = a.result.count("Scheduled"), b.result.count("Scheduled")
@@ -262,7 +262,7 @@ def format_comparison(comparison: Comparison) -> str:
         rows.extend(
             (m.pod, m.a or "<none>", m.b or "<none>", _plugin_cell(m.plugins)) for m in comparison.moved
         )
-        blocks.append([_fit(line, TABLE_WIDTH) for line in _align(rows)])
+        blocks.append([cut_to_width(line, TABLE_WIDTH) for line in align_columns(rows)])
     usage_b = {u.name: u for u in b.nodes}
     changed = [
         (u, usage_b[u.name])
@@ -275,14 +275,14 @@ def format_comparison(comparison: Comparison) -> str:
             (ua.name, _delta_cell(ua, ub, CPU), _delta_cell(ua, ub, MEMORY), _delta_cell(ua, ub, PODS))
             for ua, ub in changed
         )
-        blocks.append([_fit(line, TABLE_WIDTH) for line in _align(node_rows)])
+        blocks.append([cut_to_width(line, TABLE_WIDTH) for line in align_columns(node_rows)])
     else:
         blocks.append(["Every node's utilization is the same under A and B."])
     empty_a, empty_b = comparison.empty_nodes
     blocks.append(
         [
-            _fit(f"Empty nodes: A {len(empty_a)} ({', '.join(empty_a) or 'none'})", TABLE_WIDTH),
-            _fit(f"             B {len(empty_b)} ({', '.join(empty_b) or 'none'})", TABLE_WIDTH),
+            cut_to_width(f"Empty nodes: A {len(empty_a)} ({', '.join(empty_a) or 'none'})", TABLE_WIDTH),
+            cut_to_width(f"             B {len(empty_b)} ({', '.join(empty_b) or 'none'})", TABLE_WIDTH),
         ]
     )
     return "\n\n".join("\n".join(line.rstrip() for line in block) for block in blocks) + "\n"

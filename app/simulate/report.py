@@ -18,12 +18,16 @@ from app.simulate.utilization import CPU, MEMORY, NodeUsage, ResourceUsage
 __all__ = [
     "OUTPUT_FORMATS",
     "TABLE_WIDTH",
+    "align_columns",
     "check_output_format",
+    "cut_to_width",
     "format_json",
     "format_result",
     "format_table",
+    "node_dict",
     "record_dict",
     "seed_line",
+    "summary_dict",
     "to_json_dict",
 ]
 
@@ -90,7 +94,9 @@ def record_dict(record: PodRecord) -> dict[str, Any]:
     }
 
 
-def _summary_dict(summary: Summary) -> dict[str, Any]:
+def summary_dict(summary: Summary) -> dict[str, Any]:
+    """The JSON ``summary`` object: a count per status (``scheduled``, ``unschedulable``, ...) and the
+    unschedulable reasons with their pod counts, most frequent first."""
     counts: dict[str, Any] = {status[0].lower() + status[1:]: n for status, n in summary.counts.items()}
     return {**counts, "reasons": [{"reason": reason, "pods": n} for reason, n in summary.reasons]}
 
@@ -100,7 +106,8 @@ def _amount(resource: str, amount: int) -> int | float:
     return amount / 1000 if resource == CPU else amount
 
 
-def _node_dict(usage: NodeUsage) -> dict[str, Any]:
+def node_dict(usage: NodeUsage) -> dict[str, Any]:
+    """One entry of the JSON ``nodes`` array: requested and allocatable per resource (cpu in cores)."""
     return {
         "node": usage.name,
         "resources": {
@@ -116,9 +123,9 @@ def to_json_dict(
     """The JSON output as a mapping: ``{"seed", "summary", "pods", "nodes"}``."""
     return {
         "seed": seed,
-        "summary": _summary_dict(summarize(result)),
+        "summary": summary_dict(summarize(result)),
         "pods": [record_dict(r) for r in result.records],
-        "nodes": [_node_dict(u) for u in nodes],
+        "nodes": [node_dict(u) for u in nodes],
     }
 
 
@@ -150,13 +157,15 @@ def _reason(record: PodRecord, wide: bool) -> str:
     return reason
 
 
-def _align(rows: Sequence[Sequence[str]]) -> list[str]:
-    """Rows as lines, every column but the last padded to its widest cell plus the gap."""
+def align_columns(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows of cells as lines, every column but the last padded to its widest cell plus a gap of three
+    spaces, as kubectl's tabwriter pads (the last column is left as it is)."""
     widths = [max(len(row[i]) for row in rows) + _COLUMN_GAP for i in range(len(rows[0]) - 1)]
     return ["".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + row[-1] for row in rows]
 
 
-def _fit(text: str, width: int) -> str:
+def cut_to_width(text: str, width: int) -> str:
+    """``text`` unchanged when it fits in ``width`` characters, else cut to ``width`` ending in "…"."""
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -174,7 +183,7 @@ def _pod_rows(result: SimulationResult, wide: bool) -> list[tuple[str, ...]]:
     # Cut the reasons so the lines fit TABLE_WIDTH: the other columns are short and say who and where.
     lead = sum(max(len(row[i]) for row in rows) + _COLUMN_GAP for i in range(len(_TABLE_HEADERS) - 1))
     room = max(TABLE_WIDTH - lead, _MIN_REASON_WIDTH)
-    return [(*row[:-1], _fit(row[-1], room)) for row in rows]
+    return [(*row[:-1], cut_to_width(row[-1], room)) for row in rows]
 
 
 def _summary_lines(summary: Summary) -> list[str]:
@@ -185,7 +194,9 @@ def _summary_lines(summary: Summary) -> list[str]:
     if summary.reasons:
         width = len(str(summary.reasons[0][1]))
         lines.append("Reasons (pods held back by each):")
-        lines.extend(_fit(f"  {str(n).rjust(width)}  {reason}", TABLE_WIDTH) for reason, n in summary.reasons)
+        lines.extend(
+            cut_to_width(f"  {str(n).rjust(width)}  {reason}", TABLE_WIDTH) for reason, n in summary.reasons
+        )
     return lines
 
 
@@ -217,7 +228,7 @@ def _utilization_lines(nodes: Sequence[NodeUsage], wide: bool) -> list[str]:
     for usage in nodes:
         cells = [_bar(usage.resources[n], wide, n) if n in usage.resources else "-" for n in resources]
         rows.append((usage.name, *cells))
-    return _align(rows)
+    return align_columns(rows)
 
 
 def format_table(
@@ -227,7 +238,7 @@ def format_table(
     summary, each node's utilization after the run, and the seed when known."""
     blocks: list[list[str]] = []
     if result.records:
-        blocks.append(_align(_pod_rows(result, wide)))
+        blocks.append(align_columns(_pod_rows(result, wide)))
         blocks.append(_summary_lines(summarize(result)))
     else:
         blocks.append(["No pending pods."])

@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from app.simulate.report import _node_dict, _summary_dict, record_dict
+from app.simulate.report import node_dict, record_dict, summary_dict
 from app.simulate.runner import SimulationResult
 from app.simulate.summary import summarize
 from app.simulate.utilization import NodeUsage
@@ -48,11 +48,11 @@ def write_json(
     """Write ``-o json`` to ``out``: ``seed``, ``summary``, ``pods`` (streamed), ``nodes``, then the
     ``extra`` top-level keys (``comparison``), and a trailing newline."""
     out.write('{\n  "seed": ' + _dump(seed, 1))
-    out.write(',\n  "summary": ' + _dump(_summary_dict(summarize(result)), 1))
+    out.write(',\n  "summary": ' + _dump(summary_dict(summarize(result)), 1))
     out.write(',\n  "pods": ')
     _write_array(out, (record_dict(r) for r in result.records))
     out.write(',\n  "nodes": ')
-    _write_array(out, (_node_dict(u) for u in nodes))
+    _write_array(out, (node_dict(u) for u in nodes))
     for key, value in (extra or {}).items():
         out.write(f",\n  {_dump(key, 1)}: {_dump(value, 1)}")
     out.write("\n}\n")

@@ -31,7 +31,7 @@ from fastapi.responses import RedirectResponse
 
 from app.backend.cache.snapshot import Snapshot
 from app.scheduler.scheduler import Engine
-from app.simulate.report import _node_dict as node_dict  # the JSON shape of simulate's nodes[]
+from app.simulate.report import node_dict  # the JSON shape of simulate's nodes[]
 from app.simulate.utilization import node_usage
 from app.ui.assets import ASSET_TYPES, asset_bytes
 
