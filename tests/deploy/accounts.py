@@ -11,7 +11,7 @@ from deploy.capabilities import DENIED, Capability
 from deploy.manifests import token_kubeconfig
 from server.rbac import RBAC, create
 
-from app.kube.client import KubeClient
+from app.kube.client import KubeClient, KubeError
 from kube.controlplane import LocalControlPlane
 
 PROPAGATION_TIMEOUT = 20.0
@@ -72,6 +72,20 @@ def outcomes(
 ) -> dict[Capability, tuple[int, str]]:
     """Every capability's ``(status, message)`` as ``client``'s identity."""
     return {cap: cap.send(client, namespace) for cap in caps}
+
+
+def wait_readable(client: KubeClient, path: str) -> None:
+    """Wait until ``client``'s identity may GET ``path`` (a binding just applied reaches the authorizer's
+    cache within moments); an AssertionError with the last refusal after the propagation timeout."""
+    deadline = time.monotonic() + PROPAGATION_TIMEOUT
+    while True:
+        try:
+            client.get_json(path)
+            return
+        except KubeError as err:
+            if err.status not in DENIED or time.monotonic() > deadline:
+                raise AssertionError(f"GET {path}: {err}") from err
+        time.sleep(0.2)
 
 
 def settle(

@@ -55,12 +55,15 @@ class ManifestScheduler(Process):
         self.wait_ready(f"{self.base}/readyz", insecure_context(), timeout)
         return self
 
-    def get(self, path: str, bearer: str | None = None) -> tuple[int, str]:
-        """GET ``path``, with a bearer token when given: ``(status, body)``."""
+    def get(
+        self, path: str, bearer: str | None = None, cert: tuple[Path, Path] | None = None
+    ) -> tuple[int, str]:
+        """GET ``path``, with a bearer token or a client certificate (cert file, key file) when given:
+        ``(status, body)``."""
         headers = {"Authorization": f"Bearer {bearer}"} if bearer else {}
         req = urllib.request.Request(f"{self.base}{path}", headers=headers)
         try:
-            with urllib.request.urlopen(req, timeout=10, context=insecure_context()) as resp:
+            with urllib.request.urlopen(req, timeout=10, context=insecure_context(cert)) as resp:
                 return resp.status, resp.read().decode()
         except urllib.error.HTTPError as err:
             return err.code, err.read().decode()

@@ -25,6 +25,8 @@ DIRECTORIES = ("standalone", "extender", "extender-mtls")
 applied through an overlay)."""
 
 COMPONENT = MANIFESTS / "standalone" / "coordinated-leader-election"
+AUTHENTICATION_READER = "berth-scheduler-authentication-reader"
+"""The standalone manifests' RoleBinding in kube-system (``rbac-kube-system.yaml``)."""
 KUBECTL_TIMEOUT = 60.0
 
 
@@ -47,6 +49,20 @@ def render(directory: Path) -> list[dict[str, Any]]:
     return [doc for doc in yaml.safe_load_all(kubectl("kustomize", str(directory))) if doc]
 
 
+def documented_replacements(directory: Path) -> list[dict[str, Any]]:
+    """The ``replacements:`` that the comment of ``directory``'s kustomization.yaml tells an overlay
+    to add (the indented YAML block after ``#   replacements:``), so that the tests use what it says."""
+    lines = (directory / "kustomization.yaml").read_text().splitlines()
+    start = lines.index("#   replacements:")
+    block = []
+    for line in lines[start:]:
+        if not line.startswith("#   "):
+            break
+        block.append(line[len("#   ") :])
+    found: list[dict[str, Any]] = yaml.safe_load("\n".join(block))["replacements"]
+    return found
+
+
 def write_overlay(
     where: Path,
     base: Path,
@@ -54,6 +70,7 @@ def write_overlay(
     namespace: str | None = None,
     name_suffix: str | None = None,
     components: Sequence[Path] = (),
+    replacements: Sequence[dict[str, Any]] = (),
 ) -> Path:
     """A kustomization in ``where`` over ``base``, the way a user customizes the manifests.
 
@@ -72,6 +89,8 @@ def write_overlay(
         doc["nameSuffix"] = name_suffix
     if components:
         doc["components"] = [os.path.relpath(c, where) for c in components]
+    if replacements:
+        doc["replacements"] = list(replacements)
     # As JSON (which is YAML): PyYAML leaves a string such as "-12e45" unquoted, as YAML 1.1 reads
     # it as a string, and kustomize, reading YAML 1.2, then sees a number.
     (where / "kustomization.yaml").write_text(json.dumps(doc, indent=2))

@@ -11,7 +11,8 @@
   loads both in the stock ``kube-scheduler --config F --write-config-to OUT`` (exit 0) and in
   ``berth run|serve --config F --write-config-to -``, with the Deployment's flags applied, and both
   agree on the leader-election Lease and the profile.
-- A namespace overlay moves everything, RBAC subjects included.
+- A namespace overlay moves everything, RBAC subjects included, but the RoleBinding to kube's
+  extension-apiserver-authentication-reader Role, which stays in kube-system.
 """
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ from typing import Any
 import pytest
 import yaml
 from deploy.manifests import (
+    AUTHENTICATION_READER,
     COMPONENT,
     DIRECTORIES,
     MANIFESTS,
     container,
+    documented_replacements,
     expand_env,
     find,
     flag_value,
@@ -208,17 +211,54 @@ def test_standalone_two_replicas_one_leader_and_a_disruption_budget(
     assert [r.get("resourceNames") for r in role["rules"]] == [None, [lease]]
 
 
-def test_a_namespace_overlay_moves_everything_rbac_subjects_included(tmp_path: Path) -> None:
-    overlay = write_overlay(tmp_path, MANIFESTS / "standalone", namespace="elsewhere", components=[COMPONENT])
+def test_a_namespace_overlay_moves_everything_but_the_kube_system_binding_rbac_subjects_included(
+    tmp_path: Path,
+) -> None:
+    """With the replacements the kustomization's comment gives, every subject follows the ServiceAccount."""
+    standalone = MANIFESTS / "standalone"
+    overlay = write_overlay(
+        tmp_path,
+        standalone,
+        namespace="elsewhere",
+        components=[COMPONENT],
+        replacements=documented_replacements(standalone),
+    )
     docs = render(overlay)
     for d in docs:
         if d["kind"] == "Namespace":
             assert d["metadata"]["name"] == "elsewhere"
         elif d["kind"] not in ("ClusterRole", "ClusterRoleBinding"):
-            assert d["metadata"]["namespace"] == "elsewhere", d["metadata"]
+            kube_system = d["metadata"]["name"] == AUTHENTICATION_READER
+            assert d["metadata"]["namespace"] == ("kube-system" if kube_system else "elsewhere"), d[
+                "metadata"
+            ]
         for s in d.get("subjects", []):
             assert s["namespace"] == "elsewhere", (d["metadata"]["name"], s)
     assert "CoordinatedLeaderElection=true" in str(container(find(docs, "Deployment"), "berth")["args"])
+
+
+def test_a_bare_namespace_overlay_leaves_the_binding_in_kube_system_but_not_its_subject(
+    tmp_path: Path,
+) -> None:
+    """Why the comment asks for the replacements: kustomize's namespace transformer skips the binding
+    (its annotation), and its name-reference fixing updates a RoleBinding's ServiceAccount subject only
+    when the account is in a namespace the binding already names."""
+    docs = render(write_overlay(tmp_path, MANIFESTS / "standalone", namespace="elsewhere"))
+    binding = find(docs, "RoleBinding", AUTHENTICATION_READER)
+    assert binding["metadata"]["namespace"] == "kube-system"
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "berth-scheduler", "namespace": NAMESPACE}
+    ]
+    assert find(docs, "ServiceAccount")["metadata"]["namespace"] == "elsewhere"
+
+
+@pytest.mark.parametrize("directory", DIRECTORIES)
+def test_no_kustomize_internal_annotation_reaches_the_cluster(
+    rendered: dict[str, list[dict[str, Any]]], directory: str
+) -> None:
+    for d in rendered[directory]:
+        annotations = d["metadata"].get("annotations") or {}
+        assert not [k for k in annotations if k.startswith("internal.config.kubernetes.io/")], d["metadata"]
 
 
 # --- the containers' flags and configurations --------------------------------------------------------

@@ -1,9 +1,11 @@
 """The manifests' RBAC is sufficient and minimal, on the real control plane.
 
 - Sufficient: ``kubectl apply -k`` of the standalone manifests (in a namespace and with names of this
-  run's own, through an overlay), then ``berth run`` with the Deployment's arguments, the ConfigMap's
-  configuration and a TokenRequest token of the manifests' ServiceAccount: it elects itself, syncs its
-  informers, binds a pod and records its Scheduled event, and its secure port reviews a bearer token.
+  run's own, through an overlay with the replacements the kustomization's comment asks for), then
+  ``berth run`` with the Deployment's arguments, the ConfigMap's configuration and a TokenRequest token
+  of the manifests' ServiceAccount: it elects itself, syncs its informers, binds a pod and records its
+  Scheduled event, its secure port reviews a bearer token, and it read the cluster's client CA (the
+  kube-system binding), so a client certificate authenticates.
 - Minimal: every verb a rule grants is a request berth makes (the capability table in
   ``deploy/capabilities.py``); with any one rule removed (a ServiceAccount bound to the same roles minus
   that rule) exactly the capabilities only that rule grants are refused (403) and all others still
@@ -39,11 +41,21 @@ from deploy.capabilities import (
     lost_without,
     rules_of,
 )
-from deploy.manifests import COMPONENT, MANIFESTS, find, kubectl, of_kind, render, write_overlay
+from deploy.manifests import (
+    COMPONENT,
+    MANIFESTS,
+    documented_replacements,
+    find,
+    kubectl,
+    of_kind,
+    render,
+    write_overlay,
+)
 from e2e.cluster import Cluster, two_node_cluster
 from kubernetes import client
 from server import rbac
 
+from app.cli.serving import AUTHENTICATION_CONFIGMAP
 from app.kube.client import KubeClient
 from kube.controlplane import LocalControlPlane
 
@@ -114,8 +126,13 @@ def deployed(
     workdir = tmp_path_factory.mktemp("rbac")
     tag = uuid.uuid4().hex[:6]
     namespace = f"berth-rbac-{tag}"
+    standalone = MANIFESTS / "standalone"
     overlay = write_overlay(
-        workdir / "overlay", MANIFESTS / "standalone", namespace=namespace, name_suffix=f"-{tag}"
+        workdir / "overlay",
+        standalone,
+        namespace=namespace,
+        name_suffix=f"-{tag}",
+        replacements=documented_replacements(standalone),
     )
     kubectl("apply", "-k", str(overlay), kubeconfig=control_plane.kubeconfig, bin_dir=control_plane.bin_dir)
     docs = render(overlay)
@@ -130,6 +147,8 @@ def deployed(
         )
         bearer = rbac.token(admin, namespace, sa)
         path, kc = accounts.client_for(control_plane, workdir, sa, bearer)
+        # berth reads the client CA once at startup: the kube-system binding must be in force by then.
+        accounts.wait_readable(kc, AUTHENTICATION_CONFIGMAP)
         try:
             yield Deployed(control_plane, admin, namespace, docs, workdir, sa, bearer, path, kc)
         finally:
@@ -244,6 +263,12 @@ def test_berth_run_with_the_manifests_schedules_a_pod_end_to_end(
         user = f"system:serviceaccount:{deployed.namespace}:{deployed.service_account}"
         assert status == 403, body
         assert json.loads(body)["message"] == f'forbidden: User "{user}" cannot get path "/metrics"'
+        # The client CA came from kube-system/extension-apiserver-authentication (the manifests' binding
+        # there): the admin's client certificate authenticates, and system:masters may read /configz.
+        cp = deployed.control_plane
+        status, body = berth.get("/configz", cert=(cp.client_cert, cp.client_key))
+        assert status == 200, body
+        assert "Unable to look up client-ca-file" not in berth.log.read_text(errors="replace")
     finally:
         berth.stop()
 
