@@ -62,14 +62,7 @@ def _t(spec: str) -> CelType:
     spec = spec.strip()
     if "(" in spec:
         name, inner = spec[:-1].split("(", 1)
-        depth, start, parts = 0, 0, []
-        for i, ch in enumerate(inner):
-            depth += {"(": 1, ")": -1}.get(ch, 0)
-            if ch == "," and depth == 0:
-                parts.append(inner[start:i])
-                start = i + 1
-        parts.append(inner[start:])
-        return CelType(name, tuple(_t(p) for p in parts))
+        return CelType(name, tuple(_t(p) for p in _split_args(inner)))
     return CelType(spec, is_param=len(spec) == 1 and spec.isupper())
 
 
