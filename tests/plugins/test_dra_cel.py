@@ -31,6 +31,7 @@ class Case:
     compile_error: str = ""
     match_error: str = ""
     match: bool = False
+    list_types: bool = False  # DRAListTypeAttributes
 
 
 def _located(line: int, column: int, message: str, snippet: str) -> str:
@@ -348,6 +349,77 @@ device.attributes["dra.example.com"]["version"].isGreaterThan(semver("0.0.1"))
     ),
     "semver-normalized": Case("semver('v1.2', true).major() == 1", match=True),
     "quantity-sign-is-a-global-function": Case("sign(quantity('1')) == 1", match=True),
+    # --- DRAListTypeAttributes on (compile_test.go's cases with enableListTypeAttributes) ---
+    "macro-exists-on-int": Case(
+        'device.attributes["dra.example.com"].name.exists(x, x > 0)',
+        attributes={"name": ("int", 1)},
+        match_error="got 'types.Int', expected iterable type",
+        list_types=True,
+    ),
+    "macro-exists-on-string": Case(
+        'device.attributes["dra.example.com"].name.exists(x, x == "fish")',
+        attributes={"name": ("string", "fish")},
+        match_error="got 'types.String', expected iterable type",
+        list_types=True,
+    ),
+    "macro-exists-on-version-with-lists": Case(
+        'device.attributes["dra.example.com"].name.exists(x, x.isGreaterThan(semver("0.0.1")))',
+        attributes={"name": ("version", "1.0.0")},
+        match_error="got 'cel.Semver', expected iterable type",
+        list_types=True,
+    ),
+    "list-of-semver": Case(
+        'device.attributes["dra.example.com"].names.size() == 2',
+        attributes={"names": ("versions", ("1.0.0", "2.0.0"))},
+        match=True,
+        list_types=True,
+    ),
+    "macro-on-list-of-int": Case(
+        'device.attributes["dra.example.com"].names.exists(x, x > 0)',
+        attributes={"names": ("ints", (1, 2))},
+        match=True,
+        list_types=True,
+    ),
+    "macro-on-list-of-semver": Case(
+        'device.attributes["dra.example.com"].names.all(x, x.isGreaterThan(semver("0.0.1")))',
+        attributes={"names": ("versions", ("1.0.0", "2.0.0"))},
+        match=True,
+        list_types=True,
+    ),
+    "includes-function-on-bool-list-negative": Case(
+        'device.attributes["dra.example.com"].name.includes(false)',
+        attributes={"name": ("bools", (True, True))},
+        list_types=True,
+    ),
+    "includes-function-on-semver-list-positive": Case(
+        'device.attributes["dra.example.com"].name.includes(semver("1.0.0"))',
+        attributes={"name": ("versions", ("1.0.0", "2.0.0"))},
+        match=True,
+        list_types=True,
+    ),
+    "includes-function-on-very-long-list-positive": Case(
+        'device.attributes["dra.example.com"].name.includes("value-48")',
+        attributes={"name": ("strings", tuple(f"value-{i}" for i in range(48)))},
+        list_types=True,
+    ),
+    "includes-function-on-very-long-list-runtime-error": Case(
+        'device.attributes["dra.example.com"].name.includes("value-49")',
+        attributes={"name": ("strings", tuple(f"value-{i}" for i in range(49)))},
+        match_error="'includes' function cannot be applied to lists longer than 48 values",
+        list_types=True,
+    ),
+    "in-operator-on-list": Case(
+        '1 in device.attributes["dra.example.com"].names',
+        attributes={"names": ("ints", (1, 2, 3))},
+        match=True,
+        list_types=True,
+    ),
+    "dyn-result-with-lists": Case(
+        "dyn(1)",
+        match_error="CEL result of type int could not be converted to bool: "
+        "unsupported type conversion from 'int' to bool",
+        list_types=True,
+    ),
     "a-cheap-loop-stays-under-the-limit": Case(
         "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(x, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(y, x * y <= 100))",
         match=True,
@@ -364,17 +436,15 @@ def _device(case: Case) -> Device:
 @pytest.mark.parametrize("name", list(CASES))
 def test_cel_as_kube_scheduler(name: str) -> None:
     case = CASES[name]
-    compiled = compile_selector(case.expression)
+    compiled = compile_selector(case.expression, case.list_types)
     assert compiled.error == case.compile_error
     if case.compile_error:
         return
-    device = (
-        device_input(case.driver, _device(case)) if not case.match_error.startswith("attribute ") else None
-    )
-    if device is None:
+    if case.match_error.startswith("attribute "):
         with pytest.raises(CelError, match=case.match_error):
-            device_input(case.driver, _device(case))
+            device_input(case.driver, _device(case), case.list_types)
         return
+    device = device_input(case.driver, _device(case), case.list_types)
     if case.match_error:
         with pytest.raises(CelError) as err:
             compiled.matches(device)

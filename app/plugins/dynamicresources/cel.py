@@ -32,7 +32,13 @@ from app.api.quantity import QUANTITY_FORMAT_MESSAGE, parse_quantity_string
 from app.api.resource import Device, DeviceAttribute
 from app.plugins.dynamicresources.celast import CelSyntaxError, Node, parse
 from app.plugins.dynamicresources.celcheck import ANY, BOOL, DYN, check
-from app.plugins.dynamicresources.celcost import CostLimitExceeded, CostWalk, Unsupported, needs_cost_tracking
+from app.plugins.dynamicresources.celcost import (
+    CostLimitExceeded,
+    CostWalk,
+    NotIterable,
+    Unsupported,
+    needs_cost_tracking,
+)
 
 QUANTITY_TAG = "__k8s_quantity__"
 SEMVER_TAG = "__k8s_semver__"
@@ -219,12 +225,25 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     ],
     # DRA's includes (declared in the stored-expressions environment whatever the gates say): a
     # list includes an equal element, a scalar includes what equals it.
-    "includes": lambda target, value: (
-        any(_cel_equal(item, value) for item in target)
-        if isinstance(target, list)
-        else _cel_equal(target, value)
-    ),
+    "includes": lambda target, value: _includes(target, value),
 }
+
+MAX_ATTRIBUTE_VALUES = 48
+"""``ResourceSliceMaxAttributeValuesPerDevice``: ``includes`` refuses to look further into a list."""
+
+
+def _includes(target: Any, value: Any) -> bool:
+    """``includesFunc``: a list includes an equal element (within its first 48), a scalar what equals it."""
+    if not isinstance(target, list):
+        return _cel_equal(target, value)
+    for index, item in enumerate(target):
+        if index >= MAX_ATTRIBUTE_VALUES:
+            raise CelError(
+                f"'includes' function cannot be applied to lists longer than {MAX_ATTRIBUTE_VALUES} values"
+            )
+        if _cel_equal(item, value):
+            return True
+    return False
 
 
 def _split_string(text: str, sep: str, limit: int) -> list[str]:
@@ -263,13 +282,26 @@ _DOMAIN_RE = re.compile(r"""\b(attributes|capacity)\s*\[\s*(?:"([^"\\]*)"|'([^'\
 # --- devices as CEL input ----------------------------------------------------------------------
 
 
-def _attribute_value(name: str, attr: DeviceAttribute) -> Any:
+_LIST_KINDS = frozenset({"ints", "bools", "strings", "versions"})
+
+
+def _version(name: str, text: str) -> dict[str, str]:
+    if _parse_semver(text) is None:
+        raise CelError(f"attribute {name}: parse semantic version: {_semver_error(text)}")
+    return {SEMVER_TAG: text}
+
+
+def _attribute_value(name: str, attr: DeviceAttribute, list_type_attributes: bool) -> Any:
+    """``getAttributeValue``: lists only with DRAListTypeAttributes, else "unsupported attribute value"."""
     if attr.kind == "version":
         assert isinstance(attr.value, str)
-        if _parse_semver(attr.value) is None:
-            raise CelError(f"attribute {name}: parse semantic version: invalid version {attr.value!r}")
-        return {SEMVER_TAG: attr.value}
-    if attr.kind == "":
+        return _version(name, attr.value)
+    if attr.kind in _LIST_KINDS and list_type_attributes:
+        assert isinstance(attr.value, tuple)
+        if attr.kind == "versions":
+            return [_version(name, str(v)) for v in attr.value]
+        return list(attr.value)
+    if attr.kind in ("", *_LIST_KINDS):
         raise CelError(f"attribute {name}: unsupported attribute value")
     return attr.value
 
@@ -280,12 +312,12 @@ def _split(name: str, driver: str) -> tuple[str, str]:
     return (domain, ident) if sep else (driver, name)
 
 
-def device_input(driver: str, device: Device) -> dict[str, Any]:
+def device_input(driver: str, device: Device, list_type_attributes: bool = False) -> dict[str, Any]:
     """The ``device`` variable for one device (``DeviceMatches``); CelError for a bad attribute."""
     attributes: dict[str, dict[str, Any]] = {}
     for name, attr in device.attributes.items():
         domain, ident = _split(name, driver)
-        attributes.setdefault(domain, {})[ident] = _attribute_value(name, attr)
+        attributes.setdefault(domain, {})[ident] = _attribute_value(name, attr, list_type_attributes)
     capacity: dict[str, dict[str, Any]] = {}
     for name, cap in device.capacity.items():
         domain, ident = _split(name, driver)
@@ -323,7 +355,7 @@ class CompiledSelector:
         if self.cost_tree is not None:
             try:
                 walked = CostWalk(_FUNCTIONS).run(self.cost_tree, device)
-            except CostLimitExceeded as err:
+            except (CostLimitExceeded, NotIterable) as err:
                 raise CelError(str(err)) from None
             except Unsupported:
                 pass  # the interpreter evaluates what the walk could not, and reports its error
@@ -338,7 +370,11 @@ class CompiledSelector:
         except Exception as err:  # the interpreter's errors carry no finer type worth keeping
             raise CelError(_runtime_message(err)) from None
         if not isinstance(result, bool):
-            raise CelError(f"CEL result of type {_cel_type_name(result)} could not be converted to bool")
+            name = _cel_type_name(result)
+            raise CelError(
+                f"CEL result of type {name} could not be converted to bool: "
+                f"unsupported type conversion from '{name}' to bool"
+            )
         return result
 
 
@@ -454,7 +490,7 @@ def device_verdict(cache: CelCache, expression: str, driver: str, device: Device
         return COMPILE_ERROR + compiled.error  # not remembered: it says nothing about the device
     try:
         if device.cel_input is None:
-            device.cel_input = device_input(driver, device)
+            device.cel_input = device_input(driver, device, cache.list_type_attributes)
         verdict = compiled.matches(device.cel_input)
     except CelError as err:
         verdict = str(err)

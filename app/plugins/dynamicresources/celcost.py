@@ -54,6 +54,10 @@ class CostLimitExceeded(Exception):
     """The evaluation went over the limit."""
 
 
+class NotIterable(Exception):
+    """A macro over a value that is no list or map (cel-go's "expected iterable type" error)."""
+
+
 class Unsupported(Exception):
     """The walk met something it does not evaluate; the Rust interpreter's verdict stands."""
 
@@ -176,7 +180,6 @@ _OPERATORS: dict[str, Callable[..., Any]] = {
     "string": lambda a: a if isinstance(a, str) else str(a).lower() if isinstance(a, bool) else str(a),
     "double": lambda a: float(a),
     "dyn": lambda a: a,
-    "includes": lambda a, b: any(_equal(item, b) for item in a) if isinstance(a, list) else _equal(a, b),
 }
 
 
@@ -215,6 +218,20 @@ def _arith(a: Any, b: Any, op: Callable[[Any, Any], Any]) -> Any:
     return result
 
 
+def _go_type_name(value: Any) -> str:
+    """cel-go's Go type of a value, as its "expected iterable type" error names it."""
+    if isinstance(value, Mapping):
+        return "cel.Semver" if "__k8s_semver__" in value else "cel.Quantity"
+    names = {
+        bool: "types.Bool",
+        int: "types.Int",
+        float: "types.Double",
+        str: "types.String",
+        bytes: "types.Bytes",
+    }
+    return names.get(type(value), "types.Null")
+
+
 class CostWalk:
     """One evaluation with cost tracking (a fresh ``CostTracker``)."""
 
@@ -234,7 +251,7 @@ class CostWalk:
         self.scopes = [{"device": device}]
         try:
             return self.eval(tree)
-        except (CostLimitExceeded, Unsupported):
+        except (CostLimitExceeded, Unsupported, NotIterable):
             raise
         except Exception as err:  # an evaluation error: the Rust interpreter reports it in its words
             raise Unsupported(str(err)) from None
@@ -319,7 +336,7 @@ class CostWalk:
         elif isinstance(iter_range, list):
             items = iter_range
         else:
-            raise Unsupported("not a range")
+            raise NotIterable(f"got '{_go_type_name(iter_range)}', expected iterable type")
         accu: Any = {"all": True, "exists": False, "exists_one": 0}.get(node.macro, [])
         for item in items:
             self.scopes.append({node.variable: item})
