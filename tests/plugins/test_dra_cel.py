@@ -420,6 +420,10 @@ device.attributes["dra.example.com"]["version"].isGreaterThan(semver("0.0.1"))
         "unsupported type conversion from 'int' to bool",
         list_types=True,
     ),
+    "integer-division-in-a-loop-truncates-toward-zero": Case(
+        "[7, -7, 9223372036854775807].all(x, x / 2 == (x > 0 ? x - 1 : x + 1) / 2 && x % 2 == (x > 0 ? 1 : -1))",
+        match=True,
+    ),
     "a-cheap-loop-stays-under-the-limit": Case(
         "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(x, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(y, x * y <= 100))",
         match=True,

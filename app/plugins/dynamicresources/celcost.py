@@ -158,9 +158,9 @@ _OPERATORS: dict[str, Callable[..., Any]] = {
     "_+_": lambda a, b: _arith(a, b, lambda x, y: x + y),
     "_-_": lambda a, b: _arith(a, b, lambda x, y: x - y),
     "_*_": lambda a, b: _arith(a, b, lambda x, y: x * y),
-    "_/_": lambda a, b: _arith(a, b, lambda x, y: x / y if isinstance(x, float) else int(x / y)),
+    "_/_": lambda a, b: _arith(a, b, lambda x, y: x / y if isinstance(x, float) else _int_div(x, y)),
     "_%_": lambda a, b: _arith(
-        a, b, lambda x, y: math.fmod(x, y) if isinstance(x, float) else int(math.fmod(x, y))
+        a, b, lambda x, y: math.fmod(x, y) if isinstance(x, float) else _int_mod(x, y)
     ),
     "-_": lambda a: -_number(a),
     "!_": lambda a: not _boolean(a),
@@ -181,6 +181,17 @@ _OPERATORS: dict[str, Callable[..., Any]] = {
     "double": lambda a: float(a),
     "dyn": lambda a: a,
 }
+
+
+def _int_div(x: int, y: int) -> int:
+    """Go's integer division: truncated toward zero."""
+    quotient = abs(x) // abs(y)
+    return quotient if (x < 0) == (y < 0) else -quotient
+
+
+def _int_mod(x: int, y: int) -> int:
+    """Go's remainder: the sign of the dividend."""
+    return x - _int_div(x, y) * y
 
 
 def _number(value: Any) -> int | float:
