@@ -48,6 +48,7 @@ BRANCHED = frozenset(
         "SchedulerAsyncAPICalls",
         "CoordinatedLeaderElection",
         "DRAPrioritizedList",
+        "DRAListTypeAttributes",
         "DRADeviceBindingConditions",
         "DRAResourceClaimDeviceStatus",
         "DRASchedulerFilterTimeout",

@@ -58,8 +58,10 @@ ALLOCATION_MODE_ALL = "All"
 class DeviceAttribute:
     """One attribute value: exactly one of int, bool, string or version (``kind``)."""
 
-    kind: str  # "int" | "bool" | "string" | "version" | "" (none set: unsupported)
-    value: int | bool | str | None
+    # "int" | "bool" | "string" | "version", a list kind "ints" | "bools" | "strings" | "versions"
+    # (DRAListTypeAttributes), or "" (none set: unsupported)
+    kind: str
+    value: int | bool | str | tuple[int | bool | str, ...] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,6 +360,15 @@ def _attribute(raw: object, path: str) -> DeviceAttribute:
         return DeviceAttribute("string", get_str(raw, "string", path))
     if raw.get("version") is not None:
         return DeviceAttribute("version", get_str(raw, "version", path))
+    # List values (DRAListTypeAttributes): kept as tuples; what they mean depends on the gate.
+    for kind, item in (("ints", get_int), ("bools", get_bool), ("strings", get_str), ("versions", get_str)):
+        values = get_list(raw, kind, path)
+        if values:
+            items = {str(i): v for i, v in enumerate(values)}
+            parsed = [item(items, str(i), f"{path}.{kind}") for i in range(len(values))]
+            if any(v is None for v in parsed):
+                raise FieldError(f"{path}.{kind}", "expected no null values")
+            return DeviceAttribute(kind, tuple(v for v in parsed if v is not None))
     return DeviceAttribute("", None)
 
 

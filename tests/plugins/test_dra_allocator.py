@@ -541,7 +541,10 @@ CASES: dict[str, Case] = {
         [device_class(CLASS_A, DRIVER_A)],
         [resource_slice("slice-1", NODE_1, POOL_1, DRIVER_A, dev("device-1"))],
         node(NODE_1, REGION_1),
-        error="claim default/claim-0: selector #0: CEL compile error: compilation failed: undeclared reference to 'noSuchVar'",
+        error=(
+            "claim default/claim-0: selector #0: CEL compile error: compilation failed: ERROR: <input>:1:1: "
+            "undeclared reference to 'noSuchVar' (in container '')\n | noSuchVar\n | ^"
+        ),
     ),
     "too-many-devices-single-request": Case(
         [claim("claim-0", exact("req-0", CLASS_A, 500))],

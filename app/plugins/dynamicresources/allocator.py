@@ -66,6 +66,7 @@ class Features:
     device_taints: bool = True
     device_binding_and_status: bool = True
     consumable_capacity: bool = True
+    list_type_attributes: bool = False
 
 
 @dataclass(slots=True)
@@ -244,15 +245,23 @@ def lookup_attribute(device: Device, driver: str, attribute_name: str) -> Device
 
 
 class _Constraint:
-    """matchAttribute (all equal) or distinctAttribute (all different) over some requests."""
+    """matchAttribute (all equal) or distinctAttribute (all different) over some requests.
 
-    def __init__(self, constraint: DeviceConstraint) -> None:
+    With DRAListTypeAttributes (kube's "experimental" allocator) values are sets (a scalar is a
+    set of one): matchAttribute needs a common element, narrowing the intersection as devices
+    join (and, as in kube, not widening it again when one leaves), distinctAttribute needs the
+    sets pairwise disjoint.
+    """
+
+    def __init__(self, constraint: DeviceConstraint, list_type_attributes: bool = False) -> None:
         self.requests = frozenset(constraint.requests)
         self.match = constraint.match_attribute is not None
         self.attribute_name = constraint.match_attribute or constraint.distinct_attribute or ""
         self.first: DeviceAttribute | None = None
         self.num_devices = 0
         self.values: dict[str, DeviceAttribute] = {}
+        self.list_type_attributes = list_type_attributes
+        self.intersection: tuple[str, frozenset[Any]] | None = None
 
     def _applies(self, request: str, sub_request: str) -> bool:
         if not self.requests:
@@ -267,6 +276,8 @@ class _Constraint:
         attr = lookup_attribute(device, driver, self.attribute_name)
         if attr is None:
             return False
+        if self.list_type_attributes:
+            return self._add_set(request, attr)
         if self.num_devices == 0:
             if self.match:
                 self.first = attr
@@ -287,12 +298,45 @@ class _Constraint:
         self.num_devices += 1
         return True
 
+    def _add_set(self, request: str, attr: DeviceAttribute) -> bool:
+        new = attribute_as_set(attr)
+        if self.match:
+            if new is None:
+                return False
+            if self.num_devices == 0:
+                self.intersection = new
+            else:
+                assert self.intersection is not None
+                if new[0] != self.intersection[0] or not new[1] & self.intersection[1]:
+                    return False
+                self.intersection = (new[0], new[1] & self.intersection[1])
+        elif self.num_devices > 0:
+            if new is None:
+                return False
+            for existing in map(attribute_as_set, self.values.values()):
+                if existing is not None and existing[0] == new[0] and existing[1] & new[1]:
+                    return False
+        if not self.match:
+            self.values[request] = attr
+        self.num_devices += 1
+        return True
+
     def remove(self, request: str, sub_request: str) -> None:
         if not self._applies(request, sub_request):
             return
         if not self.match:
             self.values.pop(request, None)
         self.num_devices -= 1
+
+
+def attribute_as_set(attr: DeviceAttribute) -> tuple[str, frozenset[Any]] | None:
+    """``attributeAsSet``: an attribute's values as a set with their type; None for no value."""
+    if attr.kind in ("ints", "bools", "strings", "versions"):
+        assert isinstance(attr.value, tuple)
+        return attr.kind[:-1], frozenset(attr.value)
+    if attr.kind in ("int", "bool", "string", "version"):
+        return attr.kind, frozenset((attr.value,))
+    return None
 
 
 # --- consumable capacity -------------------------------------------------------------------------
@@ -559,7 +603,7 @@ class _Run:
                     raise AllocationError(
                         f"claim {claim.key}, constraint #{i}: empty constraint (unsupported constraint type?)"
                     )
-                constraints.append(_Constraint(constraint))
+                constraints.append(_Constraint(constraint, self.features.list_type_attributes))
             self.constraints.append(constraints)
         try:
             # A node whose every device is taken (a full cluster's usual case) needs no search: the

@@ -8,8 +8,12 @@ docs/dra.md for why this one). It has no Kubernetes types, so quantities and ver
 through CEL as one-key maps whose value is canonical (equal quantities compare equal with ``==``),
 and the library functions are Python functions dispatched on that key.
 
-Each expression is compiled once (:class:`CelCache`). A compile error or a runtime error never
-escapes as a traceback: it comes back as the message kube-scheduler wraps into its reasons
+Each expression is compiled once (:class:`CelCache`): parsed by the interpreter (its syntax
+errors), then parsed again into berth's own tree (:mod:`celast`) and type-checked as cel-go does
+(:mod:`celcheck`), so a type error is a compile error with cel-go's text. Expressions that loop
+are evaluated with cel-go's cost tracking as well (:mod:`celcost`), so one over kube's runtime
+cost limit fails as in kube-scheduler. A compile error or a runtime error never escapes as a
+traceback: it comes back as the message kube-scheduler wraps into its reasons
 ("CEL compile error: ...", "CEL runtime error: ...").
 """
 
@@ -26,6 +30,15 @@ import cel
 
 from app.api.quantity import QUANTITY_FORMAT_MESSAGE, parse_quantity_string
 from app.api.resource import Device, DeviceAttribute
+from app.plugins.dynamicresources.celast import CelSyntaxError, Node, parse
+from app.plugins.dynamicresources.celcheck import ANY, BOOL, DYN, check
+from app.plugins.dynamicresources.celcost import (
+    CostLimitExceeded,
+    CostWalk,
+    NotIterable,
+    Unsupported,
+    needs_cost_tracking,
+)
 
 QUANTITY_TAG = "__k8s_quantity__"
 SEMVER_TAG = "__k8s_semver__"
@@ -38,22 +51,6 @@ _SEMVER_RE = re.compile(
     r"(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$"
 )
 _MAX_INT64 = 2**63 - 1
-_IDENTIFIER_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
-
-# What kube's DRA environment declares: the CEL standard library, the Kubernetes extension
-# libraries for strings, lists, regex, quantities and semver. A call of anything else is
-# "undeclared" at compile time, as cel-go's checker reports it.
-_STANDARD_FUNCTIONS = frozenset(
-    {
-        "size", "has", "all", "exists", "exists_one", "map", "filter", "int", "uint", "double", "string",
-        "bytes", "bool", "type", "dyn", "duration", "timestamp", "contains", "startsWith", "endsWith",
-        "matches", "in", "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getFullYear",
-        "getHours", "getMilliseconds", "getMinutes", "getMonth", "getSeconds",
-        # Kubernetes string and list libraries
-        "charAt", "indexOf", "lastIndexOf", "lowerAscii", "upperAscii", "replace", "split", "substring",
-        "trim", "join", "isSorted", "sum", "min", "max", "reverse", "format",
-    }
-)  # fmt: skip
 
 
 class CelError(Exception):
@@ -83,10 +80,56 @@ def _parse_semver(text: str) -> tuple[int, int, int, tuple[str, ...]] | None:
     return int(m.group(1)), int(m.group(2)), int(m.group(3)), pre
 
 
-def _semver_value(text: str) -> dict[str, str]:
+def _semver_error(text: str) -> str:
+    """blang/semver's ``Parse`` error for a string the grammar refuses (the common ones)."""
+    if not text:
+        return "Version string empty"
+    parts = text.split(".", 2)
+    if len(parts) != 3:
+        return "No Major.Minor.Patch elements found"
+    for label, part in (("major", parts[0]), ("minor", parts[1])):
+        if not part.isdigit():
+            return f"Invalid character(s) found in {label} number {_go_quote(part)}"
+        if len(part) > 1 and part.startswith("0"):
+            return f"{label.capitalize()} number must not contain leading zeroes {_go_quote(part)}"
+    patch = re.split(r"[+-]", parts[2], maxsplit=1)[0]
+    if not patch.isdigit():
+        return f"Invalid character(s) found in patch number {_go_quote(patch)}"
+    if len(patch) > 1 and patch.startswith("0"):
+        return f"Patch number must not contain leading zeroes {_go_quote(patch)}"
+    return f"Invalid version {_go_quote(text)}"
+
+
+def _go_quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _normalize_semver(text: str) -> str:
+    """The semver library's ``normalizeAndParse``: no ``v`` prefix, no leading zeros, missing parts 0."""
+    parts = text.removeprefix("v").split(".", 2)
+    for i, part in enumerate(parts):
+        if len(part) > 1:
+            part = part.lstrip("0")
+            parts[i] = part if part[:1].isdigit() else "0" + part
+    if len(parts) < 3 and any(c in parts[-1] for c in "+-"):
+        raise CelError("short version cannot contain PreRelease/Build meta data")
+    parts += ["0"] * (3 - len(parts))
+    return ".".join(parts)
+
+
+def _semver_value(text: str, normalize: bool = False) -> dict[str, str]:
+    if normalize:
+        text = _normalize_semver(text)
     if _parse_semver(text) is None:
-        raise CelError(f"could not parse {text!r} as semver")
+        raise CelError(_semver_error(text))
     return {SEMVER_TAG: text}
+
+
+def _is_semver(text: str, normalize: bool = False) -> bool:
+    try:
+        return _parse_semver(_normalize_semver(text) if normalize else text) is not None
+    except CelError:
+        return False
 
 
 def _semver_key(value: Any) -> tuple[int, int, int, tuple[tuple[int, int | str], ...], int]:
@@ -160,30 +203,105 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "isLessThan": lambda a, b: _compare(a, b) < 0,
     "compareTo": _compare,
     "semver": _semver_value,
-    "isSemver": lambda text: _parse_semver(text) is not None,
+    "isSemver": _is_semver,
     "major": _semver_part(0),
     "minor": _semver_part(1),
     "patch": _semver_part(2),
+    # Kubernetes' string library (ext.Strings version 2), which the interpreter lacks
+    "split": lambda text, sep, limit=-1: _split_string(text, sep, limit),
+    "lowerAscii": lambda text: "".join(c.lower() if c.isascii() else c for c in text),
+    "upperAscii": lambda text: "".join(c.upper() if c.isascii() else c for c in text),
+    "trim": lambda text: text.strip(),
+    "replace": lambda text, old, new, limit=-1: text.replace(old, new, limit),
+    "substring": lambda text, start, end=None: _substring(text, start, end),
+    "charAt": lambda text, index: _substring(text, index, index + 1) if index != len(text) else "",
+    "indexOf": lambda target, value, start=0: _index_of(target, value, start, last=False),
+    "lastIndexOf": lambda target, value, start=None: _index_of(target, value, start, last=True),
+    "join": lambda items, sep="": sep.join(items),
+    # Kubernetes' regex library (Python's re standing in for RE2 on the patterns selectors use)
+    "find": lambda text, pattern: m.group(0) if (m := re.search(pattern, text)) else "",
+    "findAll": lambda text, pattern, limit=-1: [m.group(0) for m in re.finditer(pattern, text)][
+        : None if limit < 0 else limit
+    ],
+    # DRA's includes (declared in the stored-expressions environment whatever the gates say): a
+    # list includes an equal element, a scalar includes what equals it.
+    "includes": lambda target, value: _includes(target, value),
 }
-_DECLARED = _STANDARD_FUNCTIONS | frozenset(_FUNCTIONS)
+
+MAX_ATTRIBUTE_VALUES = 48
+"""``ResourceSliceMaxAttributeValuesPerDevice``: ``includes`` refuses to look further into a list."""
+
+
+def _includes(target: Any, value: Any) -> bool:
+    """``includesFunc``: a list includes an equal element (within its first 48), a scalar what equals it."""
+    if not isinstance(target, list):
+        return _cel_equal(target, value)
+    for index, item in enumerate(target):
+        if index >= MAX_ATTRIBUTE_VALUES:
+            raise CelError(
+                f"'includes' function cannot be applied to lists longer than {MAX_ATTRIBUTE_VALUES} values"
+            )
+        if _cel_equal(item, value):
+            return True
+    return False
+
+
+def _split_string(text: str, sep: str, limit: int) -> list[str]:
+    if limit == 0:
+        return []
+    return text.split(sep, limit - 1) if limit > 0 else text.split(sep)
+
+
+def _substring(text: str, start: int, end: int | None) -> str:
+    stop = len(text) if end is None else end
+    if not 0 <= start <= stop <= len(text):
+        raise CelError(f"index out of range: {start if start < 0 or start > len(text) else stop}")
+    return text[start:stop]
+
+
+def _index_of(target: Any, value: Any, start: int | None, last: bool) -> int:
+    if isinstance(target, list):
+        found = [i for i, item in enumerate(target) if _cel_equal(item, value)]
+        return (found[-1] if last else found[0]) if found else -1
+    if last:
+        return target.rfind(value, 0, None if start is None else start + len(value))
+    return target.find(value, start or 0)
+
+
+def _cel_equal(a: Any, b: Any) -> bool:
+    """CEL equality of two attribute values: a bool never equals a number."""
+    return isinstance(a, bool) == isinstance(b, bool) and bool(a == b)
+
 
 # device.attributes["domain"] / device.capacity["domain"] with a literal domain: kube's maps answer
 # an unknown domain with an empty map (so has(...) on it is false), which the interpreter cannot
 # do, so the literal domains an expression names are added as empty maps before evaluating.
 _DOMAIN_RE = re.compile(r"""\b(attributes|capacity)\s*\[\s*(?:"([^"\\]*)"|'([^'\\]*)')\s*\]""")
-_LITERAL_CALL_RE = re.compile(r"""\b(quantity|semver)\s*\(\s*(?:"([^"\\]*)"|'([^'\\]*)')\s*\)""")
 
 
 # --- devices as CEL input ----------------------------------------------------------------------
 
 
-def _attribute_value(name: str, attr: DeviceAttribute) -> Any:
+_LIST_KINDS = frozenset({"ints", "bools", "strings", "versions"})
+
+
+def _version(name: str, text: str) -> dict[str, str]:
+    if _parse_semver(text) is None:
+        raise CelError(f"attribute {name}: parse semantic version: {_semver_error(text)}")
+    return {SEMVER_TAG: text}
+
+
+def _attribute_value(name: str, attr: DeviceAttribute, list_type_attributes: bool) -> Any:
+    """``getAttributeValue``: lists only with DRAListTypeAttributes, else "unsupported attribute value"."""
     if attr.kind == "version":
         assert isinstance(attr.value, str)
-        if _parse_semver(attr.value) is None:
-            raise CelError(f"attribute {name}: parse semantic version: invalid version {attr.value!r}")
-        return {SEMVER_TAG: attr.value}
-    if attr.kind == "":
+        return _version(name, attr.value)
+    if attr.kind in _LIST_KINDS and list_type_attributes:
+        assert isinstance(attr.value, tuple)
+        if attr.kind == "versions":
+            return [_version(name, str(v)) for v in attr.value]
+        return list(attr.value)
+    if attr.kind in ("", *_LIST_KINDS):
         raise CelError(f"attribute {name}: unsupported attribute value")
     return attr.value
 
@@ -194,12 +312,12 @@ def _split(name: str, driver: str) -> tuple[str, str]:
     return (domain, ident) if sep else (driver, name)
 
 
-def device_input(driver: str, device: Device) -> dict[str, Any]:
+def device_input(driver: str, device: Device, list_type_attributes: bool = False) -> dict[str, Any]:
     """The ``device`` variable for one device (``DeviceMatches``); CelError for a bad attribute."""
     attributes: dict[str, dict[str, Any]] = {}
     for name, attr in device.attributes.items():
         domain, ident = _split(name, driver)
-        attributes.setdefault(domain, {})[ident] = _attribute_value(name, attr)
+        attributes.setdefault(domain, {})[ident] = _attribute_value(name, attr, list_type_attributes)
     capacity: dict[str, dict[str, Any]] = {}
     for name, cap in device.capacity.items():
         domain, ident = _split(name, driver)
@@ -217,18 +335,33 @@ def device_input(driver: str, device: Device) -> dict[str, Any]:
 
 @dataclass(slots=True)
 class CompiledSelector:
-    """One compiled expression, or its compile error (``CompilationResult``)."""
+    """One compiled expression, or its compile error (``CompilationResult``).
+
+    ``cost_tree`` is the syntax tree of an expression that loops, evaluated once more with
+    cel-go's cost tracking (:mod:`celcost`); None for the others.
+    """
 
     expression: str
     program: Any = None
     error: str = ""
     attribute_domains: tuple[str, ...] = ()
     capacity_domains: tuple[str, ...] = ()
+    cost_tree: Node | None = None
 
     def matches(self, device: Mapping[str, Any]) -> bool:
         """Evaluate against a :func:`device_input`; CelError with kube's runtime message on failure."""
         if self.attribute_domains or self.capacity_domains:
             device = _with_empty_domains(device, self.attribute_domains, self.capacity_domains)
+        if self.cost_tree is not None:
+            try:
+                walked = CostWalk(_FUNCTIONS).run(self.cost_tree, device)
+            except (CostLimitExceeded, NotIterable) as err:
+                raise CelError(str(err)) from None
+            except Unsupported:
+                pass  # the interpreter evaluates what the walk could not, and reports its error
+            else:
+                if isinstance(walked, bool):
+                    return walked
         context = cel.Context(variables={"device": device}, functions=_FUNCTIONS)
         try:
             result = self.program.execute(context)
@@ -237,7 +370,11 @@ class CompiledSelector:
         except Exception as err:  # the interpreter's errors carry no finer type worth keeping
             raise CelError(_runtime_message(err)) from None
         if not isinstance(result, bool):
-            raise CelError(f"CEL result of type {_cel_type_name(result)} could not be converted to bool")
+            name = _cel_type_name(result)
+            raise CelError(
+                f"CEL result of type {name} could not be converted to bool: "
+                f"unsupported type conversion from '{name}' to bool"
+            )
         return result
 
 
@@ -280,61 +417,55 @@ def _cel_type_name(value: object) -> str:
     }.get(type(value), type(value).__name__)
 
 
-def compile_selector(expression: str) -> CompiledSelector:
-    """Compile ``expression`` in the DRA environment; the result carries any compile error."""
+def compile_selector(expression: str, list_type_attributes: bool = False) -> CompiledSelector:
+    """Compile ``expression`` in the DRA environment; the result carries any compile error.
+
+    ``list_type_attributes`` is DRAListTypeAttributes: attributes are then of type dyn (so
+    macros may range over them) rather than the unknown type, and a dyn result is accepted.
+    """
     try:
         program = cel.compile(expression)
     except Exception as err:  # a syntax error: ValueError with the parser's report
         report = str(err)
         if report.startswith("Failed to parse expression") and ": ERROR:" in report:
-            report = "ERROR:" + report.split(": ERROR:", 1)[1]  # cel-go's form of the report
+            # cel-go's form of the report: the same ANTLR messages, the snippet lines indented by one
+            report = ("ERROR:" + report.split(": ERROR:", 1)[1]).replace("\n| ", "\n | ")
         return CompiledSelector(expression, error=f"compilation failed: {report}")
-    for name in program.variables():
-        if name != "device" and not _is_comprehension_variable(expression, name):
-            return CompiledSelector(expression, error=f"compilation failed: undeclared reference to '{name}'")
-    for name in program.functions():
-        if not _IDENTIFIER_RE.fullmatch(name) or name in _DECLARED:  # operators: _==_, !_, @in
-            continue
-        return CompiledSelector(expression, error=f"compilation failed: undeclared reference to '{name}'")
-    for m in _LITERAL_CALL_RE.finditer(expression):
-        literal = m.group(2) if m.group(2) is not None else m.group(3)
-        check = _is_quantity(literal) if m.group(1) == "quantity" else _parse_semver(literal) is not None
-        if not check:
-            what = (
-                QUANTITY_FORMAT_MESSAGE
-                if m.group(1) == "quantity"
-                else f"could not parse {literal!r} as semver"
+    try:
+        tree: Node | None = parse(expression)
+    except CelSyntaxError:
+        tree = None  # a construct berth's tree lacks (two-variable macros): the interpreter decides
+    if tree is not None:
+        output, issues = check(expression, tree, list_type_attributes)
+        if issues:
+            return CompiledSelector(expression, error=f"compilation failed: {issues}")
+        if output not in (BOOL, ANY) and not (list_type_attributes and output == DYN):
+            return CompiledSelector(
+                expression, error=f"must evaluate to bool or the unknown type, not {output}"
             )
-            return CompiledSelector(expression, error=f"compilation failed: {what}")
     attrs: set[str] = set()
     caps: set[str] = set()
     for m in _DOMAIN_RE.finditer(expression):
         domain = m.group(2) if m.group(2) is not None else m.group(3)
         (attrs if m.group(1) == "attributes" else caps).add(domain)
-    return CompiledSelector(expression, program, "", tuple(sorted(attrs)), tuple(sorted(caps)))
-
-
-def _is_comprehension_variable(expression: str, name: str) -> bool:
-    """Whether ``name`` is bound by a macro (``all(x, ...)``), which the program lists as a variable."""
-    return (
-        re.search(rf"\b(all|exists|exists_one|map|filter)\s*\(\s*{re.escape(name)}\s*,", expression)
-        is not None
-    )
+    cost_tree = tree if tree is not None and needs_cost_tracking(tree) else None
+    return CompiledSelector(expression, program, "", tuple(sorted(attrs)), tuple(sorted(caps)), cost_tree)
 
 
 class CelCache:
     """Compiled expressions by source text, each compiled once (``cel.Cache``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, list_type_attributes: bool = False) -> None:
         self._lock = threading.Lock()
         self._compiled: dict[str, CompiledSelector] = {}
+        self.list_type_attributes = list_type_attributes
 
     def get_or_compile(self, expression: str) -> CompiledSelector:
         """The compiled form of ``expression`` (compiled on first use)."""
         with self._lock:
             compiled = self._compiled.get(expression)
         if compiled is None:
-            compiled = compile_selector(expression)
+            compiled = compile_selector(expression, self.list_type_attributes)
             with self._lock:
                 self._compiled.setdefault(expression, compiled)
         return compiled
@@ -359,7 +490,7 @@ def device_verdict(cache: CelCache, expression: str, driver: str, device: Device
         return COMPILE_ERROR + compiled.error  # not remembered: it says nothing about the device
     try:
         if device.cel_input is None:
-            device.cel_input = device_input(driver, device)
+            device.cel_input = device_input(driver, device, cache.list_type_attributes)
         verdict = compiled.matches(device.cel_input)
     except CelError as err:
         verdict = str(err)

@@ -112,15 +112,20 @@ ERR_API_UNSUPPORTED = "none of the supported fields are set"
 
 BINDING_POLL_SECONDS = 5.0
 
-#: Off-by-default DRA gates whose "on" behaviour berth does not have: turning one on is refused at
-#: start-up rather than silently scheduling as with it off. (DRAResourcePoolStatus does not touch
-#: the scheduler and is accepted.)
-UNIMPLEMENTED_GATES = (
-    "DRADeviceTaintRules",
-    "DRAListTypeAttributes",
-    "DRANodeAllocatableResources",
-    "DRAWorkloadResourceClaims",
-)
+#: Off-by-default DRA gates whose "on" behaviour needs objects or fields berth does not watch:
+#: turning one on is refused at start-up (naming what it needs) rather than silently scheduling as
+#: with it off. DRAListTypeAttributes is implemented (CEL and the allocator's constraints);
+#: DRAResourcePoolStatus does not touch the scheduler and is accepted.
+UNIMPLEMENTED_GATES = {
+    "DRADeviceTaintRules": "DeviceTaintRule objects (resource.k8s.io/v1beta2), which berth does not watch",
+    "DRANodeAllocatableResources": (
+        "node allocatable resources published in ResourceSlices and the pod's "
+        "status.nodeAllocatableResourceClaimStatuses, which berth does not read or write"
+    ),
+    "DRAWorkloadResourceClaims": (
+        "claims reserved for PodGroups (scheduling.k8s.io/v1alpha2), which berth does not watch"
+    ),
+}
 
 
 def allocator_features() -> Features:
@@ -133,6 +138,7 @@ def allocator_features() -> Features:
         device_taints=on("DRADeviceTaints"),
         device_binding_and_status=on("DRADeviceBindingConditions") and on("DRAResourceClaimDeviceStatus"),
         consumable_capacity=on("DRAConsumableCapacity"),
+        list_type_attributes=on("DRAListTypeAttributes"),
     )
 
 
@@ -195,18 +201,19 @@ class DynamicResources(
     def __init__(
         self, args: DynamicResourcesArgs | None, handle: Handle, store: DRAStore | None = None
     ) -> None:
-        for gate in UNIMPLEMENTED_GATES:
+        for gate, needs in UNIMPLEMENTED_GATES.items():
             if featuregates.DEFAULT.enabled(gate):
                 raise ValueError(
                     f"feature gate {gate} is enabled, but berth implements DynamicResources as "
-                    f"kube-scheduler v1.36.3 runs it with {gate} off (its default)"
+                    f"kube-scheduler v1.36.3 runs it with {gate} off (its default): with it on "
+                    f"kube-scheduler uses {needs}"
                 )
         super().__init__(args, handle)
         self.args = args or DynamicResourcesArgs()
         # The engine's ClusterObjects carries the DRA store; a handle without one (unit tests of other
         # plugins) sees an empty store, so pods without claims are unaffected.
         self.store: DRAStore = store or getattr(handle.objects, "dra", None) or DRAStore()
-        self.cel_cache = CelCache()
+        self.cel_cache = CelCache(featuregates.DEFAULT.enabled("DRAListTypeAttributes"))
         self.prioritized_list = featuregates.DEFAULT.enabled("DRAPrioritizedList")
         self.binding_conditions = featuregates.DEFAULT.enabled(
             "DRADeviceBindingConditions"

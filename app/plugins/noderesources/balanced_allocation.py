@@ -113,7 +113,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         self._without_pod: dict[int, int] = {}  # NodeInfo generation -> balance score without the pod
         self._memo = ScoreMemo()  # score_nodes' scores of nodes that did not change since
         self.dra_store: DRAStore | None = getattr(handle.objects, "dra", None)
-        self.cel_cache = CelCache()
+        self.cel_cache = CelCache(featuregates.DEFAULT.enabled("DRAListTypeAttributes"))
 
     def _dra(self) -> DRAScoreState | None:
         store = self.dra_store

@@ -299,7 +299,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         # DRAExtendedResource: the DRA store's DeviceClass lookup (kube's SharedDRAManager).
         dra_store = getattr(handle.objects, "dra", None)
         self.dra_store: DRAStore | None = dra_store
-        self.cel_cache = CelCache()
+        self.cel_cache = CelCache(featuregates.DEFAULT.enabled("DRAListTypeAttributes"))
         self.dra: DeviceClassResolver | None = (
             dra_store.class_for_extended_resource
             if dra_store is not None and featuregates.DEFAULT.enabled("DRAExtendedResource")
