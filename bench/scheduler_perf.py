@@ -42,6 +42,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import random
@@ -467,6 +468,37 @@ def base_pod() -> dict[str, Any]:
     }
 
 
+def test_driver_slice(driver: str, node: str, devices: int) -> dict[str, Any]:
+    """The ResourceSlice scheduler_perf's test driver publishes for ``node`` (dra.go's resourceSlice):
+    named after the node, a one-slice pool of the same name, ``devices`` devices ``instance-<i>``
+    with the same attributes and a 1Gi ``memory`` capacity each."""
+    spec: dict[str, Any] = {
+        "driver": driver,
+        "nodeName": node,
+        "pool": {"name": node, "generation": 0, "resourceSliceCount": 1},
+    }
+    if devices:  # a nil list in Go: no field at all
+        spec["devices"] = [
+            {
+                "name": f"instance-{i}",
+                "attributes": {
+                    "model": {"string": "A100"},
+                    "family": {"string": "GPU"},
+                    "driverVersion": {"version": "1.2.3"},
+                    "dra.example.com/numa": {"int": i},
+                },
+                "capacity": {"memory": {"value": "1Gi"}},
+            }
+            for i in range(devices)
+        ]
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": node},
+        "spec": spec,
+    }
+
+
 class Run:
     """One scheduler on its own fresh cluster, running one workload's ops (scheduler_perf's WorkloadExecutor)."""
 
@@ -555,6 +587,7 @@ class Run:
             pc.Sleep: self.sleep,
             pc.CreateAny: self.create_any,
             pc.UpdateAny: self.update_any,
+            pc.CreateResourceDriver: self.create_resource_driver,
             pc.StartCollecting: lambda op: self.start_window(
                 op.name or f"op {op.index} startCollectingMetrics", op.namespaces, op.label_selector
             ),
@@ -829,6 +862,26 @@ class Run:
                 if status != 200:
                     raise KubeError.from_response(status, data)
 
+    def create_resource_driver(self, op: pc.CreateResourceDriver) -> None:
+        """createResourceDriver: publish the test driver's ResourceSlice for every node whose name
+        matches the glob, one after the other, as scheduler_perf's createResourceDriverOp.
+
+        Upstream then waits until the scheduler's own DRA manager lists every slice; from outside
+        the scheduler's process the bench cannot see its informer, so the op ends once the API server
+        has them all (each create has returned). The measured pods come after the init pods, which
+        need the slices, so a scheduler is never measured before it has seen them."""
+        nodes = self.client.get_json("/api/v1/nodes")["items"]
+        names = [n["metadata"]["name"] for n in nodes if fnmatch.fnmatchcase(n["metadata"]["name"], op.nodes)]
+        print(
+            f"  creating resource driver {op.driver_name!r} for {len(names)} nodes matching {op.nodes!r}",
+            file=sys.stderr,
+        )
+        for name in names:
+            self.post(
+                "/apis/resource.k8s.io/v1/resourceslices",
+                test_driver_slice(op.driver_name, name, op.max_claims_per_node),
+            )
+
     def close(self) -> None:
         """Stop the background work, an open collector and the pod tracker."""
         self.stop.set()
@@ -883,7 +936,16 @@ class Plan:
             args.append(f"--feature-gates={self.gate_flag()}")
         if self.emulated_version:
             args.append(f"--emulated-version={self.emulated_version}")
+        if self.dra:  # the resource.k8s.io versions scheduler_perf's mustSetupCluster turns on
+            versions = ("v1", "v1beta2", "v1beta1", "v1alpha3")
+            args.append("--runtime-config=" + ",".join(f"resource.k8s.io/{v}=true" for v in versions))
         return args
+
+    @property
+    def dra(self) -> bool:
+        """Whether the workload turns DynamicResourceAllocation on: scheduler_perf then serves the
+        resource.k8s.io versions and runs the resourceclaim controller (claims from templates)."""
+        return bool(self.gates.get("DynamicResourceAllocation"))
 
 
 PY_SPY = Path(sys.executable).with_name("py-spy")
@@ -1001,6 +1063,8 @@ def run_once(kind: str, plan: Plan, repeat: int, logs: Path | None) -> RunResult
     try:
         print(f"[{kind} #{repeat}] starting a fresh control plane", file=sys.stderr)
         cp.start()
+        if plan.dra:
+            cp.start_controller_manager(["resourceclaim-controller"], ready_timeout=120.0)
         client = KubeClient.from_config(
             str(cp.kubeconfig), qps=QPS, burst=QPS, user_agent="scheduler-perf-bench"
         )
