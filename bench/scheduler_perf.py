@@ -67,6 +67,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
 import perf_config as pc  # noqa: E402
+from dra import driver_slice  # noqa: E402
 from e2e.stack import KubeScheduler, Process, StackError, scheduler_config  # noqa: E402
 from e2e.standalone import BerthScheduler  # noqa: E402
 from e2e_throughput import QPS, parse_metrics, process_cpu  # noqa: E402
@@ -468,37 +469,6 @@ def base_pod() -> dict[str, Any]:
     }
 
 
-def test_driver_slice(driver: str, node: str, devices: int) -> dict[str, Any]:
-    """The ResourceSlice scheduler_perf's test driver publishes for ``node`` (dra.go's resourceSlice):
-    named after the node, a one-slice pool of the same name, ``devices`` devices ``instance-<i>``
-    with the same attributes and a 1Gi ``memory`` capacity each."""
-    spec: dict[str, Any] = {
-        "driver": driver,
-        "nodeName": node,
-        "pool": {"name": node, "generation": 0, "resourceSliceCount": 1},
-    }
-    if devices:  # a nil list in Go: no field at all
-        spec["devices"] = [
-            {
-                "name": f"instance-{i}",
-                "attributes": {
-                    "model": {"string": "A100"},
-                    "family": {"string": "GPU"},
-                    "driverVersion": {"version": "1.2.3"},
-                    "dra.example.com/numa": {"int": i},
-                },
-                "capacity": {"memory": {"value": "1Gi"}},
-            }
-            for i in range(devices)
-        ]
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": node},
-        "spec": spec,
-    }
-
-
 class Run:
     """One scheduler on its own fresh cluster, running one workload's ops (scheduler_perf's WorkloadExecutor)."""
 
@@ -879,7 +849,7 @@ class Run:
         for name in names:
             self.post(
                 "/apis/resource.k8s.io/v1/resourceslices",
-                test_driver_slice(op.driver_name, name, op.max_claims_per_node),
+                driver_slice(op.driver_name, name, op.max_claims_per_node),
             )
 
     def close(self) -> None:
