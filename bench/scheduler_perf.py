@@ -1034,7 +1034,17 @@ def run_once(kind: str, plan: Plan, repeat: int, logs: Path | None) -> RunResult
         print(f"[{kind} #{repeat}] starting a fresh control plane", file=sys.stderr)
         cp.start()
         if plan.dra:
-            cp.start_controller_manager(["resourceclaim-controller"], ready_timeout=120.0)
+            # As scheduler_perf's in-process controller: 5 workers, the test client's 5000 QPS (the
+            # default 20 QPS would cap every DRA workload at ~10 pods/s: two writes per pod).
+            cp.start_controller_manager(
+                ["resourceclaim-controller"],
+                ready_timeout=120.0,
+                extra_args=[
+                    f"--kube-api-qps={QPS}",
+                    f"--kube-api-burst={QPS}",
+                    "--concurrent-resourceclaim-syncs=5",
+                ],
+            )
         client = KubeClient.from_config(
             str(cp.kubeconfig), qps=QPS, burst=QPS, user_agent="scheduler-perf-bench"
         )
