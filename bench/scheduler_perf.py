@@ -906,6 +906,10 @@ class Plan:
             args.append(f"--feature-gates={self.gate_flag()}")
         if self.emulated_version:
             args.append(f"--emulated-version={self.emulated_version}")
+        if self.emulated_version and self.dra:
+            # Serving APIs newer than the emulated version, as kube-apiserver's test server (which
+            # scheduler_perf starts) allows whenever it emulates: resource.k8s.io/v1 is from 1.34.
+            args.append("--runtime-config-emulation-forward-compatible=true")
         if self.dra:  # the resource.k8s.io versions scheduler_perf's mustSetupCluster turns on
             versions = ("v1", "v1beta2", "v1beta1", "v1alpha3")
             args.append("--runtime-config=" + ",".join(f"resource.k8s.io/{v}=true" for v in versions))
