@@ -802,6 +802,8 @@ class _Run:
             return True
         claim = self.claims[claim_index]
         if request_index >= len(claim.requests):
+            if claim_index + 1 == len(self.claims):
+                return True  # all claims done: what the call for the next claim would find
             try:
                 return self._allocate_one(claim_index + 1, 0, 0, 0, False, (0, 0, 0))
             except _MaxSizeExceeded:
@@ -830,6 +832,8 @@ class _Run:
         if do_all and not data.all_devices:
             return False
         if device_index >= data.num_devices:
+            if request_index + 1 == len(claim.requests) and claim_index + 1 == len(self.claims):
+                return True  # the last request of the last claim is done (two calls saved per solution)
             return self._allocate_one(claim_index, request_index + 1, 0, 0, False, (0, 0, 0))
         if len(self.results[claim_index]) + data.num_devices - device_index > ALLOCATION_RESULTS_MAX_SIZE:
             raise _MaxSizeExceeded
