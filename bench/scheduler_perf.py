@@ -28,8 +28,9 @@ to its stop (pods are created inside the window, as upstream):
 
 Ops run: createNodes (templates, nodeAllocatable/label/uniqueLabel strategies), createNamespaces,
 createPods (templates, count params, collectMetrics, skipWaitToCompletion, createPodSets), deletePods,
-createAny, updateAny, churn, barrier, sleep, start/stopCollectingMetrics. A workload this bench or berth
-cannot run is refused up front, saying which op or plugin and why (``--list`` shows it for all).
+createAny, updateAny, churn, barrier, sleep, start/stopCollectingMetrics, createResourceDriver (the
+test DRA driver's slices; DRA workloads also get the resourceclaim controller). A workload this bench
+or berth cannot run is refused up front, saying which op or plugin and why (``--list`` shows it for all).
 
 Usage::
 
