@@ -1,8 +1,9 @@
 """DRA throughput like scheduler_perf's SchedulingWithResourceClaimTemplate (test/integration/
 scheduler_perf/dra), beside SchedulingBasic on the same nodes.
 
-500 nodes each publish one ResourceSlice of ``--devices-per-node`` devices (scheduler_perf's test
-driver with maxClaimsPerNode 10) for one DeviceClass; every pod has its own ResourceClaim asking for
+500 nodes each publish one ResourceSlice of ``--devices-per-node`` devices, exactly as scheduler_perf's
+test driver publishes them (createResourceDriver with maxClaimsPerNode 10; ``driver_slice``, which
+bench/scheduler_perf.py uses for that op too) for one DeviceClass; every pod has its own ResourceClaim asking for
 one device of that class (what the resourceclaim controller makes from the template: that step is
 the controller's, not the scheduler's). ``initPods`` are scheduled first (their claims stay
 allocated, so later pods search past more used devices), then ``measurePods`` are timed through the
@@ -28,35 +29,51 @@ DRIVER = "test-driver.cdi.k8s.io"
 CLASS = "test-class"
 
 
-def dra_objects(num_nodes: int, devices_per_node: int) -> list[dict[str, Any]]:
-    """The DeviceClass and one slice per node (node names as bench/engine.py makes them)."""
-    objects: list[dict[str, Any]] = [
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "DeviceClass",
-            "metadata": {"name": CLASS},
-            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
-        }
-    ]
-    for i in range(num_nodes):
-        node = f"scheduler-perf-{i}"
-        objects.append(
+def driver_slice(driver: str, node: str, devices: int) -> dict[str, Any]:
+    """The ResourceSlice scheduler_perf's test driver publishes for ``node`` (createResourceDriver,
+    ``resourceSlice`` in test/integration/scheduler_perf/dra.go): named after the node, a one-slice
+    pool of the same name, ``devices`` devices ``instance-<i>`` with its four attributes and a 1Gi
+    ``memory`` capacity each."""
+    spec: dict[str, Any] = {
+        "driver": driver,
+        "nodeName": node,
+        "pool": {"name": node, "generation": 0, "resourceSliceCount": 1},
+    }
+    if devices:  # a nil list in Go: no field at all
+        spec["devices"] = [
             {
-                "apiVersion": "resource.k8s.io/v1",
-                "kind": "ResourceSlice",
-                "metadata": {"name": f"{node}-{DRIVER}"},
-                "spec": {
-                    "driver": DRIVER,
-                    "nodeName": node,
-                    "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                    "devices": [
-                        {"name": f"device-{d}", "attributes": {"model": {"string": "test"}}}
-                        for d in range(devices_per_node)
-                    ],
+                "name": f"instance-{i}",
+                "attributes": {
+                    "model": {"string": "A100"},
+                    "family": {"string": "GPU"},
+                    "driverVersion": {"version": "1.2.3"},
+                    "dra.example.com/numa": {"int": i},
                 },
+                "capacity": {"memory": {"value": "1Gi"}},
             }
-        )
-    return objects
+            for i in range(devices)
+        ]
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": node},
+        "spec": spec,
+    }
+
+
+def dra_objects(num_nodes: int, devices_per_node: int) -> list[dict[str, Any]]:
+    """The DeviceClass (templates/deviceclass.yaml) and the test driver's slice for every node
+    (node names as bench/engine.py makes them)."""
+    device_class = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": CLASS},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+    }
+    return [
+        device_class,
+        *(driver_slice(DRIVER, f"scheduler-perf-{i}", devices_per_node) for i in range(num_nodes)),
+    ]
 
 
 def claim_for(i: int) -> dict[str, Any]:

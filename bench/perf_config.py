@@ -315,6 +315,16 @@ class StopCollecting(Op):
 
 
 @dataclass(frozen=True)
+class CreateResourceDriver(Op):
+    """createResourceDriver: scheduler_perf's test DRA driver, one ResourceSlice of
+    ``max_claims_per_node`` devices per node whose name matches the glob ``nodes``."""
+
+    driver_name: str
+    max_claims_per_node: int
+    nodes: str
+
+
+@dataclass(frozen=True)
 class Unsupported(Op):
     """An op this bench cannot run; ``reason`` says why."""
 
@@ -325,7 +335,6 @@ class Unsupported(Op):
 DRA_OPCODES = {
     "allocResourceClaims": "allocates ResourceClaims in the test process through the scheduler's own DRA manager",
     "createResourceClaims": "creates ResourceClaims for a DRA driver simulated in the test process",
-    "createResourceDriver": "simulates a DRA driver inside the test process (ResourceSlices per node)",
 }
 """scheduler_perf ops that need code running inside its process next to the scheduler."""
 
@@ -371,6 +380,7 @@ _FIELDS: dict[str, set[str]] = {
     "updateAny": {"namespace", "templatePath", "count", "countParam", "updatePerSecond", "subresources"},
     "startCollectingMetrics": {"name", "namespaces", "labelSelector"},
     "stopCollectingMetrics": set(),
+    "createResourceDriver": {"driverName", "maxClaimsPerNode", "maxClaimsPerNodeParam", "nodes"},
 }
 
 
@@ -615,6 +625,23 @@ def _create_pods(
     )
 
 
+def _create_resource_driver(
+    op: dict[str, Any], index: int, params: _Params, where: str
+) -> CreateResourceDriver:
+    """createResourceDriver with upstream's checks (createResourceDriverOp.isValid after patchParams)."""
+    if op.get("maxClaimsPerNodeParam"):
+        per_node = params.get(str(op["maxClaimsPerNodeParam"]))
+    else:
+        per_node = int(op.get("maxClaimsPerNode") or 0)
+    if per_node < 0:
+        raise ConfigError(f"{where}: invalid maxClaimsPerNode={per_node}")
+    if not op.get("driverName"):
+        raise ConfigError(f"{where}: driverName must be set")
+    if not op.get("nodes"):
+        raise ConfigError(f"{where}: nodes must be set")
+    return CreateResourceDriver(index, str(op["driverName"]), per_node, str(op["nodes"]))
+
+
 def expand(case: TestCase, workload: Workload) -> list[Op]:
     """The workload's ops with its params filled in (scheduler_perf's unrollWorkloadTemplate and
     patchParams). Ops this bench cannot run become :class:`Unsupported` with the reason; a param the
@@ -709,6 +736,8 @@ def expand(case: TestCase, workload: Workload) -> list[Op]:
                 subresources = tuple(_strings(op.get("subresources"), f"{where}: subresources"))
                 per_second = int(op.get("updatePerSecond") or 0)
                 ops.append(UpdateAny(index, template, namespace, count, per_second, subresources))
+        elif opcode == "createResourceDriver":
+            ops.append(_create_resource_driver(op, index, params, where))
         elif opcode == "startCollectingMetrics":
             namespaces = tuple(_strings(op.get("namespaces"), f"{where}: namespaces"))
             if not namespaces:
@@ -764,6 +793,8 @@ def required_plugins(case: TestCase, ops: list[Op]) -> dict[str, str]:
     for op in ops:
         if isinstance(op, Unsupported) and op.opcode in DRA_OPCODES:
             needed["DynamicResources"] = f"{op.opcode} op"
+        if isinstance(op, CreateResourceDriver):
+            needed["DynamicResources"] = "createResourceDriver op"
         if isinstance(op, CreatePods) and op.pvc_template is not None:
             needed["VolumeBinding"] = "pods with PersistentVolumeClaims"
         if isinstance(op, CreateNodes) and op.strategy is not None and op.strategy.csi_allocatable:

@@ -28,8 +28,9 @@ to its stop (pods are created inside the window, as upstream):
 
 Ops run: createNodes (templates, nodeAllocatable/label/uniqueLabel strategies), createNamespaces,
 createPods (templates, count params, collectMetrics, skipWaitToCompletion, createPodSets), deletePods,
-createAny, updateAny, churn, barrier, sleep, start/stopCollectingMetrics. A workload this bench or berth
-cannot run is refused up front, saying which op or plugin and why (``--list`` shows it for all).
+createAny, updateAny, churn, barrier, sleep, start/stopCollectingMetrics, createResourceDriver (the
+test DRA driver's slices; DRA workloads also get the resourceclaim controller). A workload this bench
+or berth cannot run is refused up front, saying which op or plugin and why (``--list`` shows it for all).
 
 Usage::
 
@@ -42,6 +43,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import random
@@ -66,6 +68,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
 import perf_config as pc  # noqa: E402
+from dra import driver_slice  # noqa: E402
 from e2e.stack import KubeScheduler, Process, StackError, scheduler_config  # noqa: E402
 from e2e.standalone import BerthScheduler  # noqa: E402
 from e2e_throughput import QPS, parse_metrics, process_cpu  # noqa: E402
@@ -555,6 +558,7 @@ class Run:
             pc.Sleep: self.sleep,
             pc.CreateAny: self.create_any,
             pc.UpdateAny: self.update_any,
+            pc.CreateResourceDriver: self.create_resource_driver,
             pc.StartCollecting: lambda op: self.start_window(
                 op.name or f"op {op.index} startCollectingMetrics", op.namespaces, op.label_selector
             ),
@@ -829,6 +833,26 @@ class Run:
                 if status != 200:
                     raise KubeError.from_response(status, data)
 
+    def create_resource_driver(self, op: pc.CreateResourceDriver) -> None:
+        """createResourceDriver: publish the test driver's ResourceSlice for every node whose name
+        matches the glob, one after the other, as scheduler_perf's createResourceDriverOp.
+
+        Upstream then waits until the scheduler's own DRA manager lists every slice; from outside
+        the scheduler's process the bench cannot see its informer, so the op ends once the API server
+        has them all (each create has returned). The measured pods come after the init pods, which
+        need the slices, so a scheduler is never measured before it has seen them."""
+        nodes = self.client.get_json("/api/v1/nodes")["items"]
+        names = [n["metadata"]["name"] for n in nodes if fnmatch.fnmatchcase(n["metadata"]["name"], op.nodes)]
+        print(
+            f"  creating resource driver {op.driver_name!r} for {len(names)} nodes matching {op.nodes!r}",
+            file=sys.stderr,
+        )
+        for name in names:
+            self.post(
+                "/apis/resource.k8s.io/v1/resourceslices",
+                driver_slice(op.driver_name, name, op.max_claims_per_node),
+            )
+
     def close(self) -> None:
         """Stop the background work, an open collector and the pod tracker."""
         self.stop.set()
@@ -883,7 +907,20 @@ class Plan:
             args.append(f"--feature-gates={self.gate_flag()}")
         if self.emulated_version:
             args.append(f"--emulated-version={self.emulated_version}")
+        if self.emulated_version and self.dra:
+            # Serving APIs newer than the emulated version, as kube-apiserver's test server (which
+            # scheduler_perf starts) allows whenever it emulates: resource.k8s.io/v1 is from 1.34.
+            args.append("--runtime-config-emulation-forward-compatible=true")
+        if self.dra:  # the resource.k8s.io versions scheduler_perf's mustSetupCluster turns on
+            versions = ("v1", "v1beta2", "v1beta1", "v1alpha3")
+            args.append("--runtime-config=" + ",".join(f"resource.k8s.io/{v}=true" for v in versions))
         return args
+
+    @property
+    def dra(self) -> bool:
+        """Whether the workload turns DynamicResourceAllocation on: scheduler_perf then serves the
+        resource.k8s.io versions and runs the resourceclaim controller (claims from templates)."""
+        return bool(self.gates.get("DynamicResourceAllocation"))
 
 
 PY_SPY = Path(sys.executable).with_name("py-spy")
@@ -1001,6 +1038,18 @@ def run_once(kind: str, plan: Plan, repeat: int, logs: Path | None) -> RunResult
     try:
         print(f"[{kind} #{repeat}] starting a fresh control plane", file=sys.stderr)
         cp.start()
+        if plan.dra:
+            # As scheduler_perf's in-process controller: 5 workers, the test client's 5000 QPS (the
+            # default 20 QPS would cap every DRA workload at ~10 pods/s: two writes per pod).
+            cp.start_controller_manager(
+                ["resourceclaim-controller"],
+                ready_timeout=120.0,
+                extra_args=[
+                    f"--kube-api-qps={QPS}",
+                    f"--kube-api-burst={QPS}",
+                    "--concurrent-resourceclaim-syncs=5",
+                ],
+            )
         client = KubeClient.from_config(
             str(cp.kubeconfig), qps=QPS, burst=QPS, user_agent="scheduler-perf-bench"
         )

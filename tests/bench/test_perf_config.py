@@ -124,6 +124,44 @@ def test_says_what_cannot_run_and_why(cases: list[pc.TestCase]) -> None:
     assert pc.harness_problems(case, ops) == [] and pc.required_plugins(case, ops) == {}
 
 
+def test_dra_workloads_publish_slices_through_the_resource_driver_op(cases: list[pc.TestCase]) -> None:
+    case, workload = pc.find_workload(
+        cases, "SchedulingWithResourceClaimTemplate/5000pods_500nodes_QueueingHintsEnabled"
+    )
+    ops = pc.expand(case, workload)
+    # maxClaimsPerNodeParam filled in from the workload, the glob kept for matching node names.
+    assert [op for op in ops if isinstance(op, pc.CreateResourceDriver)] == [
+        pc.CreateResourceDriver(2, "test-driver.cdi.k8s.io", 10, "scheduler-perf-dra-*")
+    ]
+    assert pc.harness_problems(case, ops) == []
+    assert pc.required_plugins(case, ops)["DynamicResources"] == "DRA objects (pod-with-claim-template.yaml)"
+    # Claims allocated by the test process itself still cannot be run from outside it.
+    case, workload = pc.find_workload(cases, "SteadyStateClusterResourceClaimTemplate/empty_100nodes")
+    problems = pc.harness_problems(case, pc.expand(case, workload))
+    assert any(p.startswith("op 5 allocResourceClaims:") for p in problems)
+    assert not any("createResourceDriver" in p for p in problems)
+
+
+def test_resource_driver_op_checks_its_fields_as_upstream(tmp_path: Path) -> None:
+    config = tmp_path / "performance-config.yaml"
+    op = "  - opcode: createResourceDriver\n    nodes: dra-*\n    maxClaimsPerNodeParam: $claims\n"
+    config.write_text(
+        f"- name: NoDriver\n  workloadTemplate:\n{op}  workloads:\n  - name: w\n    params: {{claims: 3}}\n"
+    )
+    (case,) = pc.parse_config(config)
+    with pytest.raises(
+        pc.ConfigError, match=r"NoDriver: op 0 \(createResourceDriver\): driverName must be set"
+    ):
+        pc.expand(case, case.workloads[0])
+    config.write_text(
+        "- name: Negative\n  workloadTemplate:\n  - opcode: createResourceDriver\n    driverName: d\n"
+        "    nodes: '*'\n    maxClaimsPerNode: -1\n  workloads:\n  - name: w\n"
+    )
+    (case,) = pc.parse_config(config)
+    with pytest.raises(pc.ConfigError, match=r"invalid maxClaimsPerNode=-1"):
+        pc.expand(case, case.workloads[0])
+
+
 def test_bad_input_names_the_file_and_field(tmp_path: Path) -> None:
     config = tmp_path / "performance-config.yaml"
     config.write_text(

@@ -353,9 +353,12 @@ class LocalControlPlane:
             w / "admin.kubeconfig", self.server, pki.ca_cert, pki.admin_cert, pki.admin_key
         )
 
-    def start_controller_manager(self, controllers: Sequence[str], ready_timeout: float = 60.0) -> None:
+    def start_controller_manager(
+        self, controllers: Sequence[str], ready_timeout: float = 60.0, extra_args: Sequence[str] = ()
+    ) -> None:
         """Start kube-controller-manager with only ``controllers`` (e.g. the PV binder), as the admin,
-        without serving (no port) and without leader election; wait until each controller started.
+        without serving (no port) and without leader election (plus ``extra_args``); wait until each
+        controller started.
 
         Only the tests that need a controller start it (see ``tests/e2e/test_storage.py``), so the
         fixtures of every other test keep their startup time.
@@ -373,6 +376,7 @@ class LocalControlPlane:
                 "--secure-port=0",
                 "--use-service-account-credentials=false",
                 "-v=2",
+                *extra_args,
             ],
         )
         deadline = time.monotonic() + ready_timeout

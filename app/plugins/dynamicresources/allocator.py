@@ -18,7 +18,6 @@ as unsupported attribute values, as with the gate off.
 
 from __future__ import annotations
 
-import functools
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -102,6 +101,12 @@ class Pool:
     slices: list[ResourceSlice] = field(default_factory=list)  # DeviceSlicesTargetingNode
     other_slices: list[ResourceSlice] = field(default_factory=list)  # DeviceSlicesNotTargetingNode
     counter_sets: dict[str, dict[str, Fraction]] = field(default_factory=dict)
+    device_ids: list[list[DeviceID]] = field(default_factory=list)
+    """The IDs of ``slices``' devices, slice by slice (built once, not per node and pod)."""
+    fits_unrequested: dict[str, bool] = field(default_factory=dict)
+    """Device name -> whether the device's capacity admits a request that asks for none while
+    nothing of it is consumed: its own property, so kept with the pool (which lives until a slice
+    or the node changes) instead of being recomputed with quantities for every pod and node."""
 
     @property
     def pool_id(self) -> str:
@@ -193,7 +198,7 @@ def _build_pool(
                 return Pool(driver, name, invalid=True, invalid_reason=f"duplicate device name {d.name}")
             seen.add(d.name)
     if not features.partitionable_devices:
-        return Pool(driver, name, slices=device_slices)
+        return Pool(driver, name, slices=device_slices, device_ids=_device_ids(driver, name, device_slices))
     counter_sets: dict[str, dict[str, Fraction]] = {}
     for s in counter_slices:
         for set_name, counters in s.shared_counters.items():
@@ -212,7 +217,18 @@ def _build_pool(
         reason = _counter_consumption_error(counter_sets, other)
         if reason:
             return Pool(driver, name, invalid=True, invalid_reason=reason)
-    return Pool(driver, name, slices=device_slices, other_slices=other, counter_sets=counter_sets)
+    return Pool(
+        driver,
+        name,
+        slices=device_slices,
+        other_slices=other,
+        counter_sets=counter_sets,
+        device_ids=_device_ids(driver, name, device_slices),
+    )
+
+
+def _device_ids(driver: str, pool: str, slices: list[ResourceSlice]) -> list[list[DeviceID]]:
+    return [[(driver, pool, d.name) for d in s.devices] for s in slices]
 
 
 def _counter_consumption_error(
@@ -451,6 +467,64 @@ class _Result:
         return f"{self.parent}/{self.request}" if self.parent else self.request
 
 
+class _Undo:
+    """What one ``allocateDevice`` took (counters, constraint slots, the device, shared capacity,
+    the result), given back newest first when the search backtracks (upstream's rollback function).
+    One object instead of a closure per step: it is made for every device the search tries."""
+
+    __slots__ = (
+        "allocating",
+        "base",
+        "claim_index",
+        "constraints",
+        "counters",
+        "device",
+        "device_id",
+        "pool",
+        "release",
+        "result",
+        "run",
+        "sub",
+    )
+
+    def __init__(
+        self,
+        run: _Run,
+        claim_index: int,
+        device_id: DeviceID,
+        device: Device,
+        pool: Pool,
+        base: str,
+        sub: str,
+    ) -> None:
+        self.run = run
+        self.claim_index = claim_index
+        self.device_id = device_id
+        self.device = device
+        self.pool = pool
+        self.base = base
+        self.sub = sub
+        self.counters = False
+        self.constraints = 0  # how many of the claim's constraints took the device, in order
+        self.allocating = False
+        self.release: Callable[[], None] | None = None
+        self.result = False
+
+    def __call__(self) -> None:
+        run = self.run
+        if self.result:
+            run.results[self.claim_index].pop()
+        if self.release is not None:
+            self.release()
+        if self.allocating:
+            run.allocating[self.device_id].discard(self.claim_index)
+        constraints = run.constraints[self.claim_index]
+        for i in reversed(range(self.constraints)):
+            constraints[i].remove(self.base, self.sub)
+        if self.counters:
+            run._return_counters(self.pool, self.device)
+
+
 class _MaxSizeExceeded(Exception):
     """``errAllocationResultMaxSizeExceeded``: more than 32 devices for a claim down this path."""
 
@@ -472,27 +546,30 @@ class Allocator:
         self.allocated = allocated
         self.class_lookup = class_lookup
         self.all_slices = list(slices)
-        self.slices_on_node: dict[str, list[ResourceSlice]] = {}
-        self.slices_shared: list[ResourceSlice] = []
-        for s in slices:
-            if not s.node_name or s.shared_counters:
-                self.slices_shared.append(s)
-            else:
-                self.slices_on_node.setdefault(s.node_name, []).append(s)
+        # Slices by node, built on the first pool-cache miss only: once every node's pools are
+        # cached (the steady state between slice changes) no pod pays for indexing all slices.
+        self._slices_on_node: dict[str, list[ResourceSlice]] | None = None
+        self._slices_shared: list[ResourceSlice] = []
         self.cel_cache = cel_cache
         self.share_id = share_id
         self._available_counters: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
         # Pools by node: the same for every pod until a slice or the node changes. The DRA store
         # lends a cache it clears on every ResourceSlice change; entries are for one Node object.
         self._pools = pool_cache if pool_cache is not None else {}
-        self.num_allocate_one = 0
 
     def pools_for(self, node: Node) -> list[Pool]:
         """``GatherPools`` for ``node``, from the cache when neither the slices nor the node changed."""
         cached = self._pools.get(node.name)
         if cached is not None and cached[0] is node and cached[1] == self.features:
             return cached[2]
-        slices_for_node = self.slices_on_node.get(node.name, []) + self.slices_shared
+        if self._slices_on_node is None:
+            self._slices_on_node = {}
+            for s in self.all_slices:
+                if not s.node_name or s.shared_counters:
+                    self._slices_shared.append(s)
+                else:
+                    self._slices_on_node.setdefault(s.node_name, []).append(s)
+        slices_for_node = self._slices_on_node.get(node.name, []) + self._slices_shared
         pools = gather_pools(slices_for_node, node, self.features, self.all_slices)
         self._pools[node.name] = (node, self.features, pools)
         return pools
@@ -625,10 +702,9 @@ class _Run:
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
-            for s in pool.slices:
-                for device in s.devices:
-                    if (pool.driver, pool.name, device.name) not in allocated:
-                        return True
+            for ids in pool.device_ids:
+                if not allocated.issuperset(ids):
+                    return True
         return False
 
     def _validate_request(
@@ -676,7 +752,7 @@ class _Run:
                             continue
                         device_id = (s.driver, s.pool, device.name)
                         if self.features.consumable_capacity and not self._capacity_fits(
-                            request, device_id, device
+                            request, device_id, device, pool
                         ):
                             continue
                         data.all_devices.append((device_id, device, s, pool))
@@ -701,11 +777,11 @@ class _Run:
             return cached
         claim = self.claims[key[0]]
         match = True
-        if data.device_class is not None:
+        if data.device_class is not None and data.device_class.selectors:
             match = self._selectors_match(
                 claim, device_id, device, data.device_class, data.device_class.selectors
             )
-        if match:
+        if match and data.request.selectors:
             match = self._selectors_match(claim, device_id, device, None, data.request.selectors)
         if match and s.per_device_node_selection:
             match = node_matches(self.node, device.node_name, device.all_nodes, device.node_selector)
@@ -735,11 +811,20 @@ class _Run:
                 return False
         return True
 
-    def _capacity_fits(self, request: DeviceSubRequest, device_id: DeviceID, device: Device) -> bool:
-        allocated = self.a.allocated.aggregated_capacity.get(device_id, {})
-        return capacity_fits(
-            allocated, request.capacity_requests, device, self.allocating_capacity.get(device_id, {})
-        )
+    def _capacity_fits(
+        self, request: DeviceSubRequest, device_id: DeviceID, device: Device, pool: Pool
+    ) -> bool:
+        if not device.capacity:
+            return not request.capacity_requests
+        allocated = self.a.allocated.aggregated_capacity.get(device_id)
+        allocating = self.allocating_capacity.get(device_id)
+        if not request.capacity_requests and not allocated and not allocating:
+            # Nothing asked and nothing consumed: the verdict depends on the device alone.
+            fits = pool.fits_unrequested.get(device.name)
+            if fits is None:
+                fits = pool.fits_unrequested[device.name] = capacity_fits({}, None, device, {})
+            return fits
+        return capacity_fits(allocated or {}, request.capacity_requests, device, allocating or {})
 
     def _in_use(self, device_id: DeviceID) -> bool:
         return device_id in self.a.allocated.allocated_devices or bool(self.allocating.get(device_id))
@@ -755,13 +840,14 @@ class _Run:
         in_sub: bool,
         start: tuple[int, int, int],
     ) -> bool:
-        self.a.num_allocate_one += 1
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise AllocationTimeout
         if claim_index >= len(self.claims):
             return True
         claim = self.claims[claim_index]
         if request_index >= len(claim.requests):
+            if claim_index + 1 == len(self.claims):
+                return True  # all claims done: what the call for the next claim would find
             try:
                 return self._allocate_one(claim_index + 1, 0, 0, 0, False, (0, 0, 0))
             except _MaxSizeExceeded:
@@ -790,6 +876,8 @@ class _Run:
         if do_all and not data.all_devices:
             return False
         if device_index >= data.num_devices:
+            if request_index + 1 == len(claim.requests) and claim_index + 1 == len(self.claims):
+                return True  # the last request of the last claim is done (two calls saved per solution)
             return self._allocate_one(claim_index, request_index + 1, 0, 0, False, (0, 0, 0))
         if len(self.results[claim_index]) + data.num_devices - device_index > ALLOCATION_RESULTS_MAX_SIZE:
             raise _MaxSizeExceeded
@@ -809,6 +897,9 @@ class _Run:
             if not done:
                 undo()
             return done
+        allocated = self.a.allocated.allocated_devices
+        allocating = self.allocating
+        check_capacity = self.features.consumable_capacity
         for pool_index in range(start[0], len(self.pools)):
             pool = self.pools[pool_index]
             if pool.incomplete or pool.invalid:
@@ -816,21 +907,23 @@ class _Run:
             slice_start = start[1] if pool_index == start[0] else 0
             for slice_index in range(slice_start, len(pool.slices)):
                 s = pool.slices[slice_index]
+                ids = pool.device_ids[slice_index]
                 device_start = start[2] if pool_index == start[0] and slice_index == start[1] else 0
                 for dev_index in range(device_start, len(s.devices)):
+                    device_id = ids[dev_index]
+                    if admin:
+                        if claim_index in allocating.get(device_id, ()):
+                            continue
+                    elif device_id in allocated or allocating.get(device_id):  # _in_use, inlined
+                        continue
                     device = s.devices[dev_index]
-                    device_id = (pool.driver, pool.name, device.name)
-                    if admin and claim_index in self.allocating.get(device_id, ()):
-                        continue
-                    if not admin and self._in_use(device_id):
-                        continue
                     if not self._selectable(key, data, s, device):
                         continue
-                    if self.features.consumable_capacity and not self._capacity_fits(
-                        request, device_id, device
-                    ):
+                    if check_capacity and not self._capacity_fits(request, device_id, device, pool):
                         continue
-                    undo = self._allocate_device(claim_index, data, device_id, device, s, pool, False)
+                    undo = self._allocate_device(
+                        claim_index, data, device_id, device, s, pool, False, capacity_checked=check_capacity
+                    )
                     if undo is None:
                         continue
                     try:
@@ -855,8 +948,12 @@ class _Run:
         s: ResourceSlice,
         pool: Pool,
         must: bool,
+        capacity_checked: bool = False,
     ) -> Callable[[], None] | None:
-        """Try ``device`` for the request; the undo function on success, None when it cannot be used."""
+        """Try ``device`` for the request; the undo function on success, None when it cannot be used.
+
+        ``capacity_checked``: the caller has just found that the device's capacity fits; nothing
+        done here before upstream's second check changes the capacity in use, so it is not repeated."""
         request = data.request
         admin = bool(request.admin_access)
         multiple = self.features.consumable_capacity and device.allow_multiple_allocations
@@ -869,38 +966,33 @@ class _Run:
         skip_counters = multiple and (
             device_id in self.a.allocated.aggregated_capacity or device_id in self.allocating_capacity
         )
-        undo_steps: list[Callable[[], None]] = []
-
-        def rollback() -> None:
-            for step in reversed(undo_steps):
-                step()
-
+        base, sub = (data.parent, request.name) if data.parent else (request.name, "")
+        undo = _Undo(self, claim_index, device_id, device, pool, base, sub)
         if not skip_counters and device.consumes_counters:
             if not self._take_counters(pool, device):
                 return None
-            undo_steps.append(lambda: self._return_counters(pool, device))
-        base, sub = (data.parent, request.name) if data.parent else (request.name, "")
-        if self.features.device_taints and _taint_prevents_allocation(device, request):
-            rollback()
+            undo.counters = True
+        if self.features.device_taints and device.taints and _taint_prevents_allocation(device, request):
+            undo()
             return None
         for constraint in self.constraints[claim_index]:
             if not constraint.add(base, sub, device, s.driver):
-                rollback()
+                undo()
                 if must:
                     raise AllocationError(
                         f"claim {self.claims[claim_index].key}, request {request.name}: cannot add device "
                         f"{'/'.join(device_id)} because a claim constraint would not be satisfied"
                     )
                 return None
-            undo_steps.append(functools.partial(constraint.remove, base, sub))
+            undo.constraints += 1
         if not multiple:
             self.allocating.setdefault(device_id, set()).add(claim_index)
-            undo_steps.append(lambda: self.allocating[device_id].discard(claim_index))
+            undo.allocating = True
         consumed: dict[str, Fraction] | None = None
         share_id = ""
         if self.features.consumable_capacity:
-            if not self._capacity_fits(request, device_id, device):
-                rollback()
+            if not capacity_checked and not self._capacity_fits(request, device_id, device, pool):
+                undo()
                 return None
             if multiple:
                 consumed = consumed_from_request(request.capacity_requests, device)
@@ -918,13 +1010,12 @@ class _Run:
                     if not existed and not any(entry.values()):
                         self.allocating_capacity.pop(device_id, None)
 
-                undo_steps.append(release)
-        results = self.results[claim_index]
-        results.append(
+                undo.release = release
+        self.results[claim_index].append(
             _Result(request.name, data.parent, device_id, device, s, data, share_id, consumed or None, admin)
         )
-        undo_steps.append(functools.partial(_drop_last, results))
-        return rollback
+        undo.result = True
+        return undo
 
     # --- counters -------------------------------------------------------------------------------------
 
@@ -1085,10 +1176,6 @@ def _add_requirements(new: list[dict[str, Any]], into: list[dict[str, Any]]) -> 
             for r in into
         ):
             into.append(dict(req))
-
-
-def _drop_last(results: list[_Result]) -> None:
-    results.pop()
 
 
 def _device_configuration(item: Mapping[str, Any]) -> dict[str, Any]:
