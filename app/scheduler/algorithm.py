@@ -120,7 +120,9 @@ class Algorithm:
         memo = None
         if self.memoize_node_local and not self.extenders:
             memo = self._memos.for_pod(fwk, pod)
-            memo.follow(self.snapshot.list())
+            memo.follow(self.snapshot)
+            if memo.cycles < 2:
+                memo = None  # a shape seen once: keeping every node's verdict would not pay
         feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod, memo=memo)
         if not feasible:
             raise FitError(pod.key, self.snapshot.num_nodes(), diagnosis)
@@ -371,17 +373,12 @@ class Algorithm:
         every node), with list operations rather than a loop per node; verdicts of nodes past the
         last one kube-scheduler's loop would have reached are kept but not reported."""
         nodes, names, ring = memo.nodes or [], memo.names, memo.ring
-        generations, verdicts = memo.filter_generations, memo.verdicts
+        verdicts = memo.verdicts
+        memo.refresh(lambda info: fwk.run_filter_plugins(state, pod, info, filters))
         n = len(nodes)
-        run = fwk.run_filter_plugins
         size = min(n, to_find + to_find // 8 + 16)
         while True:
             window = ring[start : start + size]
-            for i in [i for i in window if generations[i] != nodes[i].generation]:
-                info = nodes[i]
-                status = verdicts[i] = run(state, pod, info, filters)
-                # An Error is not a verdict to keep: the next cycle asks again, as without the memo.
-                generations[i] = -1 if status is not None and status.code is Code.ERROR else info.generation
             fit = [i for i in window if verdicts[i] is None]
             if len(fit) >= to_find or size == n:
                 break
@@ -391,9 +388,9 @@ class Algorithm:
             window = window[: (fit[-1] - start) % n + 1]
         rejected = [i for i in window if verdicts[i] is not None]
         found = cast("list[Status]", [verdicts[i] for i in rejected])
-        if any(status.code is Code.ERROR for status in found):
-            for i, status in zip(rejected, found, strict=True):  # in order: those before the Error count
-                _reject(status, names[i], diagnosis, failed_by)
+        if not memo.complete:  # an Error among the verdicts: the rejections one by one, in order
+            for i, status in zip(rejected, found, strict=True):
+                _reject(status, names[i], diagnosis, failed_by)  # raises at the first Error
         elif rejected:
             diagnosis.node_to_status.statuses.update(zip([names[i] for i in rejected], found, strict=True))
             # Rejections counted per (plugin, code), each kind noted in the diagnosis once.

@@ -22,16 +22,20 @@ durations are only observed for the calls actually made. The memo is for the off
 
 from __future__ import annotations
 
+import dataclasses
+import operator
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from app.api.objects import Pod
 from app.api.resources import pod_requests
+from app.backend.cache.snapshot import Snapshot
+from app.framework.aggregate import NodeAggregate
 from app.framework.cycle_state import CycleState
 from app.framework.interfaces import MAX_NODE_SCORE, FilterPlugin, Plugin, PluginError, ScorePlugin
 from app.framework.runtime import Framework, NodeScores
-from app.framework.status import Status
+from app.framework.status import Code, Status
 from app.framework.types import NodeInfo
 from app.metrics import count_evaluations
 
@@ -121,13 +125,18 @@ def _without_identity(raw: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+_shape_fields = operator.attrgetter(
+    *(f.name for f in dataclasses.fields(Pod) if f.name not in _IDENTITY_FIELDS)
+)
+
+
 def same_shape(a: Pod, b: Pod) -> bool:
     """Whether ``a`` and ``b`` differ at most in identity (name, uid, creation time): copies of one pod."""
     if a is b:
         return True
-    for name in a.__dataclass_fields__:
-        if name not in _IDENTITY_FIELDS and getattr(a, name) != getattr(b, name):
-            return False
+    # Tuple equality compares element by element, identical objects first: copies share theirs.
+    if _shape_fields(a) != _shape_fields(b):
+        return False
     return a.raw is b.raw or _without_identity(a.raw) == _without_identity(b.raw)
 
 
@@ -135,6 +144,37 @@ def same_shape(a: Pod, b: Pod) -> bool:
 #: function of each score and the sampled nodes' maximum, so a column of equal raw scores
 #: normalizes as that one value does.
 NORMALIZES_BY_MAX = frozenset({"TaintToleration", "NodeAffinity", "DynamicResources"})
+
+
+class _Changes(NodeAggregate[NodeInfo]):
+    """A subscription to the snapshot's change log: the NodeInfos changed since last drained.
+
+    Built on the aggregates the snapshot keeps (app/framework/aggregate.py): the "sum" is the list
+    of nodes contributed, and there is nothing to subtract. A fresh subscription (the first, or
+    after the log was reset or the aggregate evicted) lists every node, so nothing is missed.
+    Only its memo, under a key of its own, reads it.
+    """
+
+    __slots__ = ("nodes",)
+
+    def __init__(self) -> None:
+        self.nodes: list[NodeInfo] = []
+
+    def contribution(self, node_info: NodeInfo) -> NodeInfo:
+        """The node itself."""
+        return node_info
+
+    def add(self, contribution: NodeInfo) -> None:
+        """Note a changed node."""
+        self.nodes.append(contribution)
+
+    def subtract(self, contribution: NodeInfo) -> None:
+        """Nothing: the node's new contribution is noted by :meth:`add`."""
+
+    def drain(self) -> list[NodeInfo]:
+        """The nodes noted since the last drain."""
+        out, self.nodes = self.nodes, []
+        return out
 
 
 class _Column(Sequence[int]):
@@ -164,10 +204,15 @@ class NodeMemo:
     """
 
     __slots__ = (
+        "_changed",
         "_feasible",
+        "_index_of",
         "_locality",
         "_scorer_names",
         "_statics",
+        "_subscription",
+        "complete",
+        "cycles",
         "filter_generations",
         "filter_names",
         "fwk",
@@ -195,6 +240,11 @@ class NodeMemo:
         self._statics: list[int] = []
         self._feasible: tuple[list[NodeInfo], list[int]] | None = None
         self._locality: dict[tuple[str, ...], bool] = {}
+        self._index_of: dict[int, int] = {}  # id of a NodeInfo of the list → its position
+        self._subscription = ("node-memo", object())  # this memo's key in the snapshot's change log
+        self._changed: list[NodeInfo] = []  # nodes changed since the verdicts were last refreshed
+        self.complete = False  # every node has a verdict for the current filters
+        self.cycles = 0  # cycles of this shape: the memo is used from the second
 
     def filters_local(self, filters: Sequence[FilterPlugin]) -> bool:
         """:func:`filters_are_node_local` for this memo's pod shape, worked out once per filter set."""
@@ -212,16 +262,49 @@ class NodeMemo:
             local = self._locality[key] = scorers_are_node_local(scorers, self.pod)
         return local
 
-    def follow(self, nodes: list[NodeInfo]) -> None:
-        """Align with the snapshot's node list ``nodes``: everything is forgotten when it was replaced."""
+    def follow(self, snapshot: Snapshot) -> None:
+        """Align with the snapshot's node list (everything is forgotten when it was replaced) and
+        note the nodes changed since the last cycle, from the snapshot's change log."""
         self._feasible = None
-        if nodes is self.nodes:
-            return
-        self.nodes = nodes
-        self.names = [n.name for n in nodes]
-        self.ring = [*range(len(nodes)), *range(len(nodes))]
-        self.filter_names = ()
-        self._scorer_names = ()
+        self.cycles += 1
+        nodes = snapshot.list()
+        if nodes is not self.nodes:
+            self.nodes = nodes
+            self.names = [n.name for n in nodes]
+            self.ring = [*range(len(nodes)), *range(len(nodes))]
+            self._index_of = {id(n): i for i, n in enumerate(nodes)}
+            self.filter_names = ()
+            self._scorer_names = ()
+        changes = snapshot.aggregate(self._subscription, _Changes).drain()
+        if len(changes) + len(self._changed) > len(nodes):
+            self.complete = False  # more changes than nodes: check every node's generation instead
+            self._changed = []
+        else:
+            self._changed.extend(changes)
+
+    def refresh(self, verdict: Callable[[NodeInfo], Status | None]) -> None:
+        """Make every verdict current: all nodes' after a reset, else those of the nodes changed
+        since (their generation moved). An Error is not a verdict to keep: its node is asked again."""
+        nodes, generations, verdicts = self.nodes or [], self.filter_generations, self.verdicts
+        positions: Sequence[int]
+        if self.complete:
+            index_of = self._index_of
+            positions = [index_of[id(n)] for n in self._changed]
+        else:
+            positions = range(len(nodes))
+        self._changed = []
+        errors = False
+        for i in positions:
+            info = nodes[i]
+            if generations[i] != info.generation:
+                status = verdicts[i] = verdict(info)
+                if status is not None and status.code is Code.ERROR:
+                    generations[i] = -1
+                    errors = True
+                else:
+                    generations[i] = info.generation
+        # With an Error kept, every node is checked next cycle, so that its node is asked again.
+        self.complete = not errors
 
     def use_filters(self, filters: Sequence[FilterPlugin]) -> None:
         """Verdicts are those of ``filters``: forget them when the active filters differ."""
@@ -230,6 +313,7 @@ class NodeMemo:
             self.filter_names = names
             self.filter_generations = [-1] * len(self.names)
             self.verdicts = [None] * len(self.names)
+            self.complete = False
 
     def found(self, feasible: list[NodeInfo], positions: list[int]) -> None:
         """This cycle's feasible nodes and their positions in the node list (for scoring them)."""
@@ -266,6 +350,7 @@ class NodeMemo:
         statics = self._statics
         totals = [statics[i] for i in positions]
         columns: list[Sequence[int]] = []
+        offset = 0  # the weighted scores of columns that normalized to one value, added once
         for j, pl in enumerate(scorers):
             if not pl.normalizes:
                 columns.append(_Column(rows, j))
@@ -280,8 +365,7 @@ class NodeMemo:
                 ):
                     return None
                 column: Sequence[int] = [one[0]] * len(raw)
-                weighted = one[0] * weights[pl.name]
-                totals = [t + weighted for t in totals]
+                offset += one[0] * weights[pl.name]
             else:
                 if pl.normalize_score(state, pod, nodes, raw) is not None:
                     return None
@@ -291,6 +375,8 @@ class NodeMemo:
                 weight = weights[pl.name]
                 totals = [t + sc * weight for t, sc in zip(totals, raw, strict=True)]
             columns.append(column)
+        if offset:
+            totals = [t + offset for t in totals]
         count_evaluations(fwk.evaluations["Score"], names, len(nodes))
         fwk.observe_point("Score", "Success", time.perf_counter() - started)
         node_names = self.names
@@ -327,7 +413,7 @@ class NodeMemos:
         self._memos: list[NodeMemo] = []
 
     def for_pod(self, fwk: Framework, pod: Pod) -> NodeMemo:
-        """The memo of ``pod``'s shape on ``fwk``, made if there is none."""
+        """The memo of ``pod``'s shape on ``fwk``, made if there is none (see :attr:`NodeMemo.cycles`)."""
         memos = self._memos
         for i, memo in enumerate(memos):
             if memo.fwk is fwk and same_shape(memo.pod, pod):
