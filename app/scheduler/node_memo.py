@@ -239,7 +239,7 @@ class NodeMemo:
         self.score_rows: list[tuple[int, ...]] = []
         self._statics: list[int] = []
         self._feasible: tuple[list[NodeInfo], list[int]] | None = None
-        self._locality: dict[tuple[str, ...], bool] = {}
+        self._locality: dict[tuple[int | str, ...], bool] = {}
         self._index_of: dict[int, int] = {}  # id of a NodeInfo of the list → its position
         self._subscription = ("node-memo", object())  # this memo's key in the snapshot's change log
         self._changed: list[NodeInfo] = []  # nodes changed since the verdicts were last refreshed
@@ -248,18 +248,17 @@ class NodeMemo:
 
     def filters_local(self, filters: Sequence[FilterPlugin]) -> bool:
         """:func:`filters_are_node_local` for this memo's pod shape, worked out once per filter set."""
-        key = ("Filter", *(pl.name for pl in filters))
-        local = self._locality.get(key)
-        if local is None:
-            local = self._locality[key] = filters_are_node_local(filters, self.pod)
-        return local
+        return self._local(filters, NODE_LOCAL_FILTERS)
 
     def scorers_local(self, scorers: Sequence[ScorePlugin]) -> bool:
         """:func:`scorers_are_node_local` for this memo's pod shape, worked out once per scorer set."""
-        key = ("Score", *(pl.name for pl in scorers))
+        return self._local(scorers, NODE_LOCAL_SCORES)
+
+    def _local(self, plugins: Sequence[Plugin], declared: Mapping[str, Locality]) -> bool:
+        key: tuple[int | str, ...] = (id(declared), *(pl.name for pl in plugins))
         local = self._locality.get(key)
         if local is None:
-            local = self._locality[key] = scorers_are_node_local(scorers, self.pod)
+            local = self._locality[key] = _node_local(plugins, declared, self.pod)
         return local
 
     def follow(self, snapshot: Snapshot) -> None:

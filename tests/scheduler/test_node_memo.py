@@ -58,7 +58,10 @@ def _state(seed: int, nodes: int, running: int, pending: str = "") -> str:
 TEMPLATES = {
     "basic": _pod("web", "1", "2Gi"),
     "tolerating": _pod(
-        "tol", "1", "1Gi", "  tolerations: [{key: dedicated, operator: Exists}, {key: noisy, operator: Exists}]\n"
+        "tol",
+        "1",
+        "1Gi",
+        "  tolerations: [{key: dedicated, operator: Exists}, {key: noisy, operator: Exists}]\n",
     ),
     "preferred-affinity": _pod(
         "pref",
@@ -98,7 +101,9 @@ def test_capacity_counts_the_same_with_and_without_the_memo(tmp_path: Path, temp
     assert on.message == off.message
 
 
-def test_the_memo_asks_filters_about_changed_nodes_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_memo_asks_filters_about_changed_nodes_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     asked: list[str] = []
     original = NodeUnschedulable.filter
 
