@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import cast
 
 from app import logs, metrics
 from app.api.extenderv1 import MAX_EXTENDER_PRIORITY
@@ -33,6 +34,7 @@ from app.framework.runtime import (
 from app.framework.status import Code, Status
 from app.framework.types import NodeInfo, PodInfo
 from app.scheduler.fit_error import ERR_NO_NODES_AVAILABLE, Diagnosis, FitError
+from app.scheduler.node_memo import NodeMemo, NodeMemos
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -105,30 +107,46 @@ class Algorithm:
         # kube-scheduler's order: non-ignorable extenders first (see app.kube.extender.build_extenders).
         self.extenders = list(extenders)
         self._prioritizing: ThreadPoolExecutor | None = None
+        # Node-local verdicts and raw scores kept between cycles of identical pods (see
+        # app.scheduler.node_memo): on for the offline faces, which schedule many copies of a pod.
+        self.memoize_node_local = False
+        self._memos = NodeMemos()
 
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod) -> ScheduleResult:
         """Pick a node for ``pod``; raise FitError, NoNodesAvailable or SchedulingError."""
         self.cache.update_snapshot(self.snapshot)
         if self.snapshot.num_nodes() == 0:
             raise NoNodesAvailable()
-        feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod)
+        memo = None
+        if self.memoize_node_local and not self.extenders:
+            memo = self._memos.for_pod(fwk, pod)
+            memo.follow(self.snapshot)
+            if memo.cycles < 2:
+                memo = None  # a shape seen once: keeping every node's verdict would not pay
+        feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod, memo=memo)
         if not feasible:
             raise FitError(pod.key, self.snapshot.num_nodes(), diagnosis)
         evaluated = len(feasible) + len(diagnosis.node_to_status)
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, evaluated, 1, diagnosis)
-        scores = self.prioritize_nodes(fwk, state, pod, feasible)
+        scores = self.prioritize_nodes(fwk, state, pod, feasible, memo=memo)
         return ScheduleResult(self.select_host(scores), evaluated, len(feasible), diagnosis, scores)
 
     # --- filtering -----------------------------------------------------------------------
 
     def find_nodes_that_fit_pod(
-        self, fwk: Framework, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo] | None = None
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo] | None = None,
+        memo: NodeMemo | None = None,
     ) -> tuple[list[NodeInfo], Diagnosis]:
         """PreFilter, then Filter over the candidate nodes (``findNodesThatFitPod``).
 
         ``nodes`` restricts the search to given nodes (the extender's ``Nodes`` body); the
-        default is every node of the snapshot.
+        default is every node of the snapshot. ``memo``: verdicts kept from earlier cycles of the
+        same pod shape, used when every node is a candidate and the active filters are node-local.
         """
         diagnosis = Diagnosis()
         all_nodes = self.snapshot.list() if nodes is None else list(nodes)
@@ -148,7 +166,10 @@ class Algorithm:
                 return nominated_fit, diagnosis
 
         candidates = all_nodes
+        if memo is not None and candidates is not memo.nodes:
+            memo = None  # nodes given by the caller: not the snapshot's list the memo follows
         if pre_result is not None and pre_result.node_names is not None:
+            memo = None  # the candidates are a PreFilter result, not the list the memo follows
             by_name = {n.name: n for n in all_nodes}
             candidates = [by_name[n] for n in sorted(pre_result.node_names) if n in by_name]
             diagnosis.pre_filter_nodes = frozenset(pre_result.node_names)
@@ -158,7 +179,7 @@ class Algorithm:
             )
         feasible: list[NodeInfo] = []
         try:
-            self._find_nodes_that_pass_filters(fwk, state, pod, diagnosis, candidates, feasible)
+            self._find_nodes_that_pass_filters(fwk, state, pod, diagnosis, candidates, feasible, memo)
         finally:
             # As kube-scheduler, advance the start index even when a Filter errored.
             if all_nodes:
@@ -226,8 +247,12 @@ class Algorithm:
         diagnosis: Diagnosis,
         nodes: Sequence[NodeInfo],
         feasible: list[NodeInfo] | None = None,
+        memo: NodeMemo | None = None,
     ) -> list[NodeInfo]:
-        """Filter ``nodes`` from the start index; feasible nodes are appended to ``feasible``."""
+        """Filter ``nodes`` from the start index; feasible nodes are appended to ``feasible``.
+
+        With ``memo`` (``nodes`` is the snapshot's list it follows), node-local filters are asked
+        only about nodes changed since they last were."""
         if feasible is None:
             feasible = []
         n = len(nodes)
@@ -249,16 +274,28 @@ class Algorithm:
         if not filters:
             feasible.extend(order[:to_find])
             return feasible
+        if memo is not None and (self._nominated_lookup() is not None or not memo.filters_local(filters)):
+            memo = None
+        if memo is not None:
+            memo.use_filters(filters)
         began = time.perf_counter()
         found = len(feasible)
         failed_by: dict[tuple[str, str], int] = {}  # (rejecting plugin, status code) -> nodes
         try:
             if not state.record_plugin_metrics:
+                if memo is not None:
+                    return self._filter_remembered(
+                        fwk, state, pod, diagnosis, memo, start, filters, to_find, feasible, failed_by
+                    )
                 return self._filter_nodes(
                     fwk, state, pod, diagnosis, order, filters, to_find, feasible, failed_by
                 )
             timed = TimedFilters(filters)
             try:
+                if memo is not None:
+                    return self._filter_remembered(
+                        fwk, state, pod, diagnosis, memo, start, timed.plugins, to_find, feasible, failed_by
+                    )
                 return self._filter_nodes(
                     fwk, state, pod, diagnosis, order, timed.plugins, to_find, feasible, failed_by
                 )
@@ -283,10 +320,7 @@ class Algorithm:
     ) -> list[NodeInfo]:
         """Run ``filters`` on ``order`` until ``to_find`` nodes fit; rejections are counted in
         ``failed_by`` by plugin and status code (for the Filter metrics)."""
-        statuses = diagnosis.node_to_status.statuses
-        nominated = self.nominated_pods
-        if nominated is not None and self.any_nominated is not None and not self.any_nominated():
-            nominated = None
+        nominated = self._nominated_lookup()
         run = fwk.run_filter_plugins
         success = Code.SUCCESS
         for info in order:
@@ -316,29 +350,97 @@ class Algorithm:
                 if len(feasible) >= to_find:
                     break
                 continue
-            key = (status.plugin or "", status.code.label)
-            failed_by[key] = failed_by.get(key, 0) + 1
-            if status.code is Code.ERROR:
-                raise SchedulingError(status)
-            statuses[info.name] = status
-            diagnosis.add_plugin_status(status)
+            _reject(status, info.name, diagnosis, failed_by)
         return feasible
+
+    def _filter_remembered(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        diagnosis: Diagnosis,
+        memo: NodeMemo,
+        start: int,
+        filters: Sequence[FilterPlugin],
+        to_find: int,
+        feasible: list[NodeInfo],
+        failed_by: dict[tuple[str, str], int],
+    ) -> list[NodeInfo]:
+        """:meth:`_filter_nodes` over the memo's node list from ``start``: a node whose NodeInfo
+        did not change since its verdict was kept gets that verdict without running ``filters``.
+
+        The nodes are taken a window at a time (grown until it holds ``to_find`` feasible nodes or
+        every node), with list operations rather than a loop per node; verdicts of nodes past the
+        last one kube-scheduler's loop would have reached are kept but not reported."""
+        nodes, names, ring = memo.nodes or [], memo.names, memo.ring
+        verdicts = memo.verdicts
+        memo.refresh(lambda info: fwk.run_filter_plugins(state, pod, info, filters))
+        n = len(nodes)
+        size = min(n, to_find + to_find // 8 + 16)
+        while True:
+            window = ring[start : start + size]
+            fit = [i for i in window if verdicts[i] is None]
+            if len(fit) >= to_find or size == n:
+                break
+            size = min(n, 2 * size)
+        if len(fit) > to_find:
+            fit = fit[:to_find]
+            window = window[: (fit[-1] - start) % n + 1]
+        rejected = [i for i in window if verdicts[i] is not None]
+        found = cast("list[Status]", [verdicts[i] for i in rejected])
+        if not memo.complete:  # an Error among the verdicts: the rejections one by one, in order
+            for i, status in zip(rejected, found, strict=True):
+                _reject(status, names[i], diagnosis, failed_by)  # raises at the first Error
+        elif rejected:
+            diagnosis.node_to_status.statuses.update(zip([names[i] for i in rejected], found, strict=True))
+            # Rejections counted per (plugin, code), each kind noted in the diagnosis once.
+            kinds: dict[tuple[str, str], Status] = {}
+            for status in found:
+                key = (status.plugin or "", status.code.label)
+                failed_by[key] = failed_by.get(key, 0) + 1
+                kinds.setdefault(key, status)
+            for status in kinds.values():
+                diagnosis.add_plugin_status(status)
+        feasible.extend([nodes[i] for i in fit])
+        memo.found(feasible, fit)
+        return feasible
+
+    def _nominated_lookup(self) -> NominatedPods | None:
+        """The nominator's lookup, or None when no pod is nominated anywhere (nothing to add)."""
+        if self.nominated_pods is not None and self.any_nominated is not None and not self.any_nominated():
+            return None
+        return self.nominated_pods
 
     # --- scoring -------------------------------------------------------------------------
 
     def prioritize_nodes(
-        self, fwk: Framework, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        memo: NodeMemo | None = None,
     ) -> Sequence[NodeScore]:
         """PreScore + Score, plus the extenders' weighted scores; without score plugins and
-        extenders every node scores 1 (``prioritizeNodes``)."""
+        extenders every node scores 1 (``prioritizeNodes``).
+
+        With ``memo`` (``nodes`` are entries of the snapshot's list it follows) and node-local
+        active scorers, raw scores of unchanged nodes come from the memo; normalization over
+        ``nodes``, the range check and the weights run as always."""
         if not self.extenders and not fwk.has_score_plugins():
             return [NodeScore(n.name, 1) for n in nodes]
         status = fwk.run_pre_score_plugins(state, pod, nodes)
         if status is not None:
             raise SchedulingError(status)
-        scores, status = fwk.run_score_plugins(state, pod, nodes)
-        if status is not None:
-            raise SchedulingError(status)
+        scores: Sequence[NodeScore] | None = None
+        if memo is not None:
+            scorers = fwk.active_scorers(state)
+            if memo.scorers_local(scorers):
+                scores = memo.score(fwk, state, pod, nodes, scorers)
+        if scores is None:
+            scores, status = fwk.run_score_plugins(state, pod, nodes)
+            if status is not None:
+                raise SchedulingError(status)
         if self.extenders and nodes:
             return self._add_extender_scores(pod, nodes, scores)
         return scores
@@ -415,6 +517,19 @@ class Algorithm:
             best = max(s.total for s in scores)
             top = [s.name for s in scores if s.total == best]
         return top[0] if len(top) == 1 else self.rng.choice(top)
+
+
+def _reject(
+    status: Status, node_name: str, diagnosis: Diagnosis, failed_by: dict[tuple[str, str], int]
+) -> None:
+    """A node's non-success Filter status: counted for the metrics, an Error fails the attempt,
+    a rejection goes into the diagnosis."""
+    key = (status.plugin or "", status.code.label)
+    failed_by[key] = failed_by.get(key, 0) + 1
+    if status.code is Code.ERROR:
+        raise SchedulingError(status)
+    diagnosis.node_to_status.statuses[node_name] = status
+    diagnosis.add_plugin_status(status)
 
 
 def _record_filter_metrics(

@@ -69,14 +69,22 @@ __all__ = [
 
 
 def new_engine(
-    state: ClusterState, cfg: SchedulerConfiguration, registry: Registry, seed: int | None = None
+    state: ClusterState,
+    cfg: SchedulerConfiguration,
+    registry: Registry,
+    seed: int | None = None,
+    memoize: bool = True,
 ) -> Engine:
     """A fresh Engine for ``state``: its plugins see the state's other objects; ``seed`` fixes tie-breaking.
 
     The configuration's extenders are called as ``berth run`` calls them (their /bind included:
     an extender that binds for real would bind; simulate only ever passes the state's pods).
+    ``memoize``: keep node-local verdicts and scores between pods of one shape (the same
+    placements, fewer plugin calls; see app/scheduler/node_memo.py).
     """
-    return Engine(cfg, registry, objects=state.objects, seed=seed, extenders=build_extenders(cfg.extenders))
+    engine = Engine(cfg, registry, objects=state.objects, seed=seed, extenders=build_extenders(cfg.extenders))
+    engine.algorithm.memoize_node_local = memoize
+    return engine
 
 
 def simulate(

@@ -19,6 +19,7 @@ from app.framework.runtime import Framework
 from app.framework.status import Status
 from app.framework.types import NodeInfo
 from app.plugins.noderesources.fit import PreFilterState, compute_pod_resource_request, fits_request
+from app.plugins.nodevolumelimits.csi import NodeVolumeLimits
 
 __all__ = [
     "describe_requirement",
@@ -188,6 +189,23 @@ def spread_details(
     return details
 
 
+def volume_limit_details(fwk: Framework) -> Callable[[Pod, NodeInfo], list[str]]:
+    """Per-node NodeVolumeLimits details: each CSI driver whose attached volumes plus the pod's new
+    ones exceed the node's limit, counted by the plugin itself."""
+    plugin = _plugin(fwk, "NodeVolumeLimits")
+
+    def details(pod: Pod, info: NodeInfo) -> list[str]:
+        if not isinstance(plugin, NodeVolumeLimits):
+            return []
+        return [
+            f"{driver}: {attached} volume(s) attached + {new} new, limit {limit}"
+            for driver, (attached, new, limit) in sorted(plugin.volume_counts(pod, info).items())
+            if limit is not None and attached + new > limit
+        ]
+
+    return details
+
+
 def _term_selects(term: PodAffinityTerm, owner: Pod, other: Pod) -> bool | None:
     """Whether ``term`` (of ``owner``) selects ``other``; None when a namespaceSelector makes that a
     question of Namespace objects (no detail then)."""
@@ -287,6 +305,7 @@ def filter_details(
         "NodeResourcesFit": lambda: resource_details(pod),
         "PodTopologySpread": lambda: spread_details(fwk, pod, nodes),
         "InterPodAffinity": lambda: interpod_details(pod, nodes),
+        "NodeVolumeLimits": lambda: volume_limit_details(fwk),
     }
     out: dict[str, list[str]] = {}
     for name, status in failed.items():

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from simulate.simhelpers import default_setup, node_yaml, run_text
+from simulate.simhelpers import default_setup, node_yaml, run_text, state_of
 
 from app.simulate import format_json, format_table, load_state, new_engine, run_simulation
+from app.simulate.hints import RecordExplainer
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "simulate" / "storage.yaml"
 NOT_HELPFUL = "no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
@@ -115,3 +116,48 @@ def test_read_write_once_pod_claim_in_use() -> None:
     assert record.message.startswith(
         f"0/2 nodes are available: 2 {reason}. no new claims to deallocate, preemption: "
     )
+
+
+def csi_pv(name: str, claim: str) -> str:
+    return (
+        f"apiVersion: v1\nkind: PersistentVolume\nmetadata: {{name: {name}}}\n"
+        "spec: {capacity: {storage: 10Gi}, accessModes: [ReadWriteOnce], storageClassName: '', "
+        f"claimRef: {{namespace: default, name: {claim}}}, csi: {{driver: ebs.csi.aws.com, volumeHandle: h-{name}}}}}\n"
+        "status: {phase: Bound}\n---\n"
+    )
+
+
+def csi_node(name: str, limit: int) -> str:
+    return (
+        f"apiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata: {{name: {name}}}\n"
+        f"spec: {{drivers: [{{name: ebs.csi.aws.com, nodeID: {name}, allocatable: {{count: {limit}}}}}]}}\n---\n"
+    )
+
+
+def test_volume_limit_details_count_attached_and_new_volumes_per_driver() -> None:
+    """NodeVolumeLimits: the details say, per driver, how many volumes the node has attached, how many
+    new ones the pod brings and the node's limit."""
+    state = (
+        node_yaml("n1")
+        + node_yaml("n2")
+        + csi_node("n1", 2)
+        + csi_node("n2", 1)
+        + "".join(csi_pv(f"pv-{c}", c) + pvc_yaml(c, volume=f"pv-{c}") for c in ("a", "b", "c", "d"))
+        + pod_with_claim("old-a", "a", node="n1")
+        + pod_with_claim("old-b", "b", node="n1")
+        + pod_with_claim("old-c", "c", node="n2")
+        + pod_with_claim("new", "d")
+    )
+    cfg, registry = default_setup()
+    parsed = state_of(state)
+    result = run_simulation(
+        parsed,
+        new_engine(parsed, cfg, registry, 1),
+        RecordExplainer(parsed, cfg, registry, 1, with_details=True),
+    )
+    [pod] = json.loads(format_json(result, 1))["pods"]
+    assert pod["status"] == "Unschedulable"
+    assert {node: (entry["plugin"], entry["details"]) for node, entry in pod["filter"].items()} == {
+        "n1": ("NodeVolumeLimits", ["ebs.csi.aws.com: 2 volume(s) attached + 1 new, limit 2"]),
+        "n2": ("NodeVolumeLimits", ["ebs.csi.aws.com: 1 volume(s) attached + 1 new, limit 1"]),
+    }

@@ -156,6 +156,21 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             and smallest - len(outcome) - len(lookups.attachments.get(node_name, ())) >= existing_volumes
         ):
             return None
+        counts = self._driver_counts(lookups, node_info, csi_node, outcome)
+        if isinstance(counts, Status):
+            return counts
+        for attached_count, new_count, limit in counts.values():
+            if limit is not None and attached_count + new_count > limit:
+                return unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
+        return None
+
+    def _driver_counts(
+        self, lookups: _Lookups, node_info: NodeInfo, csi_node: CSINode | None, outcome: dict[str, str]
+    ) -> dict[str, tuple[int, int, int | None]] | Status:
+        """Per driver of the pod's new volumes (``outcome``, unique name → driver): the volumes the
+        node has attached (its pods' and its VolumeAttachments'), the pod's volumes not among them,
+        and the CSINode's limit (None: no limit)."""
+        node_name = node_info.name
         new_volumes = dict(outcome)
         attached: dict[str, str] = {}
         try:
@@ -173,11 +188,27 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         new_count: dict[str, int] = {}
         for driver in new_volumes.values():
             new_count[driver] = new_count.get(driver, 0) + 1
-        for driver, count in new_count.items():
-            limit = limits.get(driver)
-            if limit is not None and attached_count.get(driver, 0) + count > limit:
-                return unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
-        return None
+        limits = csi_node.limits if csi_node is not None else {}
+        return {
+            driver: (attached_count.get(driver, 0), count, limits.get(driver))
+            for driver, count in new_count.items()
+        }
+
+    def volume_counts(self, pod: Pod, node_info: NodeInfo) -> dict[str, tuple[int, int, int | None]]:
+        """For explanations: per CSI driver of ``pod``'s new volumes, (volumes attached on the node,
+        the pod's new ones, the node's limit or None), as :meth:`filter` counts them; empty when the
+        count cannot be made (a claim not found, a volume that cannot be translated)."""
+        if node_info.node is None:
+            return {}
+        lookups = _Lookups(self.storage)
+        csi_node = lookups.csi_nodes.get(node_info.node.name)
+        outcome: dict[str, str] = {}
+        try:
+            self._attachable_volumes(lookups, pod, csi_node, True, outcome)
+        except (_ClaimNotFound, TranslationError, ValueError):
+            return {}
+        counts = self._driver_counts(lookups, node_info, csi_node, outcome)
+        return {} if isinstance(counts, Status) else counts
 
     def _existing_claim_volumes(self, node_info: NodeInfo) -> int:
         """The claim volumes of the node's pods, -1 when one of them is a volume the count may reject

@@ -1,0 +1,425 @@
+"""Filter verdicts and raw scores remembered per node between the cycles of identical pods.
+
+``berth capacity`` schedules thousands of copies of one pod, and ``berth simulate`` the replicas of
+a workload, one after the other: between two cycles only the node that took the last pod changed.
+For the plugins whose Filter and Score, for such a pod, read nothing but the pod and the node's
+NodeInfo (declared below, plugin by plugin: never guessed), a node's verdict and raw score are
+the same as last cycle's as long as its NodeInfo's generation is. So they are kept, keyed by that
+generation, and only changed nodes are asked again.
+
+What stays per cycle, exactly as without the memo: PreFilter and PreScore, the sampling from the
+rotating start index until ``numFeasibleNodesToFind`` nodes fit, the normalization of scores over
+the sampled nodes, the weights, and the selection (with the same random stream). The memo is not
+used (the full path runs) whenever something in the cycle is not node-local: an active Filter or
+Score plugin not declared node-local for the pod (inter-pod affinity, topology spread including
+default constraints, volumes, DRA claims, out-of-tree plugins), extenders, a PreFilter result that
+narrows the nodes, or nominated pods (their filters add other pods to the nodes).
+
+Plugin metrics of a memoized cycle count remembered verdicts as evaluations (as if the plugins ran);
+durations are only observed for the calls actually made. The memo is for the offline faces
+(``berth capacity``, ``berth simulate``); ``berth run`` and ``berth serve`` leave it off.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from app.api.objects import Pod
+from app.api.resources import pod_requests
+from app.backend.cache.snapshot import Snapshot
+from app.framework.aggregate import NodeAggregate
+from app.framework.cycle_state import CycleState
+from app.framework.interfaces import MAX_NODE_SCORE, FilterPlugin, Plugin, PluginError, ScorePlugin
+from app.framework.runtime import Framework, NodeScores
+from app.framework.status import Code, Status
+from app.framework.types import NodeInfo
+from app.metrics import count_evaluations
+
+#: How many (profile, pod shape) memos an algorithm keeps, least recently used out first.
+MAX_MEMOS = 8
+
+#: Resources that are a node's own (no device driver, no DRA object decides them).
+_NATIVE_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage", "pods"})
+
+#: Pod fields that do not change what a node-local plugin decides: the identity of a copy.
+_IDENTITY_FIELDS = frozenset({"uid", "name", "creation_timestamp", "raw"})
+_IDENTITY_METADATA = ("name", "uid", "creationTimestamp", "resourceVersion", "generateName")
+
+Locality = Callable[[Plugin, Pod], bool]
+"""Whether a plugin's Filter (or Score) of ``pod`` on a node reads only the pod and that NodeInfo."""
+
+
+def _always(plugin: Plugin, pod: Pod) -> bool:
+    return True
+
+
+def _native(name: str) -> bool:
+    return name in _NATIVE_RESOURCES or name.startswith("hugepages-")
+
+
+def _native_requests(plugin: Plugin, pod: Pod) -> bool:
+    """Requests (and the plugin's scoring resources) only of the node's own resources: an extended
+    resource may be backed by DRA devices, whose allocations are cluster objects, not NodeInfo."""
+    scorer = getattr(plugin, "scorer", None)
+    if scorer is not None and not all(_native(n) for n in scorer.names):
+        return False
+    return all(_native(n) for n in pod_requests(pod))
+
+
+def _no_claims(plugin: Plugin, pod: Pod) -> bool:
+    """DynamicResources scores 0 everywhere for a pod without claims (its own or for extended
+    resources); with claims, allocation reads ResourceSlices and claims of other pods."""
+    return not pod.resource_claims.claims and all(_native(n) for n in pod_requests(pod))
+
+
+#: Filter plugins whose verdict reads only (pod, NodeInfo), and for which pods.
+NODE_LOCAL_FILTERS: Mapping[str, Locality] = {
+    "NodeUnschedulable": _always,  # node.spec.unschedulable and the pod's tolerations
+    "NodeName": _always,  # spec.nodeName against the node's name
+    "TaintToleration": _always,  # the node's taints, the pod's tolerations
+    "NodeAffinity": _always,  # node labels/fields; a PreFilter result narrowing nodes is excluded apart
+    "NodePorts": _always,  # the host ports used on the node
+    "NodeResourcesFit": _native_requests,  # requested against allocatable on the node
+    "NodeDeclaredFeatures": _always,  # the node's declared features, the pod's requirements
+}
+
+#: Score plugins whose raw score (before normalization) reads only (pod, NodeInfo), and for which pods.
+#: ImageLocality also reads the snapshot's node count; the memo is dropped whenever the node list changes.
+NODE_LOCAL_SCORES: Mapping[str, Locality] = {
+    "TaintToleration": _always,
+    "NodeAffinity": _always,
+    "NodeResourcesFit": _native_requests,
+    "NodeResourcesBalancedAllocation": _native_requests,
+    "ImageLocality": _always,
+    "DynamicResources": _no_claims,
+}
+
+
+def _node_local(plugins: Sequence[Plugin], declared: Mapping[str, Locality], pod: Pod) -> bool:
+    for pl in plugins:
+        locality = declared.get(pl.name)
+        if locality is None or not locality(pl, pod):
+            return False
+    return True
+
+
+def filters_are_node_local(filters: Sequence[FilterPlugin], pod: Pod) -> bool:
+    """Every active Filter plugin is declared node-local for ``pod``."""
+    return _node_local(filters, NODE_LOCAL_FILTERS, pod)
+
+
+def scorers_are_node_local(scorers: Sequence[ScorePlugin], pod: Pod) -> bool:
+    """Every active Score plugin is declared node-local for ``pod``."""
+    return _node_local(scorers, NODE_LOCAL_SCORES, pod)
+
+
+def _without_identity(raw: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(raw)
+    metadata = raw.get("metadata")
+    if isinstance(metadata, Mapping):
+        out["metadata"] = {k: v for k, v in metadata.items() if k not in _IDENTITY_METADATA}
+    return out
+
+
+_shape_fields = operator.attrgetter(
+    *(f.name for f in dataclasses.fields(Pod) if f.name not in _IDENTITY_FIELDS)
+)
+
+
+def same_shape(a: Pod, b: Pod) -> bool:
+    """Whether ``a`` and ``b`` differ at most in identity (name, uid, creation time): copies of one pod."""
+    if a is b:
+        return True
+    # Tuple equality compares element by element, identical objects first: copies share theirs.
+    if _shape_fields(a) != _shape_fields(b):
+        return False
+    return a.raw is b.raw or _without_identity(a.raw) == _without_identity(b.raw)
+
+
+#: Normalizing node-local Score plugins whose NormalizeScore is ``DefaultNormalizeScore``: a
+#: function of each score and the sampled nodes' maximum, so a column of equal raw scores
+#: normalizes as that one value does.
+NORMALIZES_BY_MAX = frozenset({"TaintToleration", "NodeAffinity", "DynamicResources"})
+
+
+class _Changes(NodeAggregate[NodeInfo]):
+    """A subscription to the snapshot's change log: the NodeInfos changed since last drained.
+
+    Built on the aggregates the snapshot keeps (app/framework/aggregate.py): the "sum" is the list
+    of nodes contributed, and there is nothing to subtract. A fresh subscription (the first, or
+    after the log was reset or the aggregate evicted) lists every node, so nothing is missed.
+    Only its memo, under a key of its own, reads it.
+    """
+
+    __slots__ = ("nodes",)
+
+    def __init__(self) -> None:
+        self.nodes: list[NodeInfo] = []
+
+    def contribution(self, node_info: NodeInfo) -> NodeInfo:
+        """The node itself."""
+        return node_info
+
+    def add(self, contribution: NodeInfo) -> None:
+        """Note a changed node."""
+        self.nodes.append(contribution)
+
+    def subtract(self, contribution: NodeInfo) -> None:
+        """Nothing: the node's new contribution is noted by :meth:`add`."""
+
+    def drain(self) -> list[NodeInfo]:
+        """The nodes noted since the last drain."""
+        out, self.nodes = self.nodes, []
+        return out
+
+
+class _Column(Sequence[int]):
+    """One plugin's scores over the sampled nodes, read from the rows only if an explanation asks."""
+
+    __slots__ = ("_j", "_rows")
+
+    def __init__(self, rows: Sequence[tuple[int, ...]], j: int) -> None:
+        self._rows = rows
+        self._j = j
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [row[self._j] for row in self._rows[index]]
+        return self._rows[index][self._j]
+
+
+class NodeMemo:
+    """What one profile's node-local plugins said about each node of the snapshot for one pod shape.
+
+    Lists aligned with the snapshot's node list; an entry is valid while its generation equals the
+    NodeInfo's. Reset when the node list is replaced (nodes added or removed), or when the active
+    plugins differ from those the entries were computed with.
+    """
+
+    __slots__ = (
+        "_changed",
+        "_feasible",
+        "_index_of",
+        "_locality",
+        "_scorer_names",
+        "_statics",
+        "_subscription",
+        "complete",
+        "cycles",
+        "filter_generations",
+        "filter_names",
+        "fwk",
+        "names",
+        "nodes",
+        "pod",
+        "ring",
+        "score_generations",
+        "score_rows",
+        "verdicts",
+    )
+
+    def __init__(self, fwk: Framework, pod: Pod) -> None:
+        self.fwk = fwk
+        self.pod = pod
+        self.nodes: list[NodeInfo] | None = None
+        self.names: list[str] = []
+        self.ring: list[int] = []  # the node positions twice over: a rotated window is one slice
+        self.filter_names: tuple[str, ...] = ()
+        self.filter_generations: list[int] = []
+        self.verdicts: list[Status | None] = []
+        self._scorer_names: tuple[str, ...] = ()
+        self.score_generations: list[int] = []
+        self.score_rows: list[tuple[int, ...]] = []
+        self._statics: list[int] = []
+        self._feasible: tuple[list[NodeInfo], list[int]] | None = None
+        self._locality: dict[tuple[int | str, ...], bool] = {}
+        self._index_of: dict[int, int] = {}  # id of a NodeInfo of the list → its position
+        self._subscription = ("node-memo", object())  # this memo's key in the snapshot's change log
+        self._changed: list[NodeInfo] = []  # nodes changed since the verdicts were last refreshed
+        self.complete = False  # every node has a verdict for the current filters
+        self.cycles = 0  # cycles of this shape: the memo is used from the second
+
+    def filters_local(self, filters: Sequence[FilterPlugin]) -> bool:
+        """:func:`filters_are_node_local` for this memo's pod shape, worked out once per filter set."""
+        return self._local(filters, NODE_LOCAL_FILTERS)
+
+    def scorers_local(self, scorers: Sequence[ScorePlugin]) -> bool:
+        """:func:`scorers_are_node_local` for this memo's pod shape, worked out once per scorer set."""
+        return self._local(scorers, NODE_LOCAL_SCORES)
+
+    def _local(self, plugins: Sequence[Plugin], declared: Mapping[str, Locality]) -> bool:
+        key: tuple[int | str, ...] = (id(declared), *(pl.name for pl in plugins))
+        local = self._locality.get(key)
+        if local is None:
+            local = self._locality[key] = _node_local(plugins, declared, self.pod)
+        return local
+
+    def follow(self, snapshot: Snapshot) -> None:
+        """Align with the snapshot's node list (everything is forgotten when it was replaced) and
+        note the nodes changed since the last cycle, from the snapshot's change log."""
+        self._feasible = None
+        self.cycles += 1
+        nodes = snapshot.list()
+        if nodes is not self.nodes:
+            self.nodes = nodes
+            self.names = [n.name for n in nodes]
+            self.ring = [*range(len(nodes)), *range(len(nodes))]
+            self._index_of = {id(n): i for i, n in enumerate(nodes)}
+            self.filter_names = ()
+            self._scorer_names = ()
+        changes = snapshot.aggregate(self._subscription, _Changes).drain()
+        if len(changes) + len(self._changed) > len(nodes):
+            self.complete = False  # more changes than nodes: check every node's generation instead
+            self._changed = []
+        else:
+            self._changed.extend(changes)
+
+    def refresh(self, verdict: Callable[[NodeInfo], Status | None]) -> None:
+        """Make every verdict current: all nodes' after a reset, else those of the nodes changed
+        since (their generation moved). An Error is not a verdict to keep: its node is asked again."""
+        nodes, generations, verdicts = self.nodes or [], self.filter_generations, self.verdicts
+        positions: Sequence[int]
+        if self.complete:
+            index_of = self._index_of
+            positions = [index_of[id(n)] for n in self._changed]
+        else:
+            positions = range(len(nodes))
+        self._changed = []
+        errors = False
+        for i in positions:
+            info = nodes[i]
+            if generations[i] != info.generation:
+                status = verdicts[i] = verdict(info)
+                if status is not None and status.code is Code.ERROR:
+                    generations[i] = -1
+                    errors = True
+                else:
+                    generations[i] = info.generation
+        # With an Error kept, every node is checked next cycle, so that its node is asked again.
+        self.complete = not errors
+
+    def use_filters(self, filters: Sequence[FilterPlugin]) -> None:
+        """Verdicts are those of ``filters``: forget them when the active filters differ."""
+        names = tuple(pl.name for pl in filters)
+        if names != self.filter_names:
+            self.filter_names = names
+            self.filter_generations = [-1] * len(self.names)
+            self.verdicts = [None] * len(self.names)
+            self.complete = False
+
+    def found(self, feasible: list[NodeInfo], positions: list[int]) -> None:
+        """This cycle's feasible nodes and their positions in the node list (for scoring them)."""
+        self._feasible = (feasible, positions)
+
+    def score(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        scorers: Sequence[ScorePlugin],
+    ) -> NodeScores | None:
+        """:meth:`Framework.run_score_plugins` of ``nodes`` (this cycle's feasible nodes) with raw
+        scores of unchanged nodes from the memo; None when this cycle cannot use it (the caller
+        runs the full path, which also words any error: a plugin failing, a score out of range)."""
+        feasible = self._feasible
+        if feasible is None or feasible[0] is not nodes or self.nodes is None:
+            return None
+        positions = feasible[1]
+        weights = fwk.score_weights
+        names = tuple(pl.name for pl in scorers)
+        if names != self._scorer_names:
+            self._scorer_names = names
+            self.score_generations = [-1] * len(self.names)
+            self.score_rows = [()] * len(self.names)
+            self._statics = [0] * len(self.names)
+        all_nodes, generations = self.nodes, self.score_generations
+        stale = [i for i in positions if generations[i] != all_nodes[i].generation]
+        if stale and not self._rescore(state, pod, stale, scorers):
+            return None
+        started = time.perf_counter()
+        rows = [self.score_rows[i] for i in positions]
+        statics = self._statics
+        totals = [statics[i] for i in positions]
+        columns: list[Sequence[int]] = []
+        offset = 0  # the weighted scores of columns that normalized to one value, added once
+        for j, pl in enumerate(scorers):
+            if not pl.normalizes:
+                columns.append(_Column(rows, j))
+                continue
+            raw = [row[j] for row in rows]
+            lowest, highest = min(raw), max(raw)
+            if lowest == highest and pl.name in NORMALIZES_BY_MAX:
+                one = [lowest]
+                if (
+                    pl.normalize_score(state, pod, nodes[:1], one) is not None
+                    or not 0 <= one[0] <= MAX_NODE_SCORE
+                ):
+                    return None
+                column: Sequence[int] = [one[0]] * len(raw)
+                offset += one[0] * weights[pl.name]
+            else:
+                if pl.normalize_score(state, pod, nodes, raw) is not None:
+                    return None
+                if raw and (min(raw) < 0 or max(raw) > MAX_NODE_SCORE):
+                    return None
+                column = raw
+                weight = weights[pl.name]
+                totals = [t + sc * weight for t, sc in zip(totals, raw, strict=True)]
+            columns.append(column)
+        if offset:
+            totals = [t + offset for t in totals]
+        count_evaluations(fwk.evaluations["Score"], names, len(nodes))
+        fwk.observe_point("Score", "Success", time.perf_counter() - started)
+        node_names = self.names
+        return NodeScores([node_names[i] for i in positions], totals, (list(names), columns))
+
+    def _rescore(self, state: CycleState, pod: Pod, stale: list[int], scorers: Sequence[ScorePlugin]) -> bool:
+        """Ask the plugins about the ``stale`` nodes; False if one fails or a score that is not
+        normalized is out of range (the full path reports it)."""
+        assert self.nodes is not None
+        stale_nodes = [self.nodes[i] for i in stale]
+        try:
+            columns = [pl.score_nodes(state, pod, stale_nodes) for pl in scorers]
+        except PluginError:
+            return False
+        weights = self.fwk.score_weights
+        fixed = [(j, weights[pl.name]) for j, pl in enumerate(scorers) if not pl.normalizes]
+        for j, _ in fixed:
+            if columns[j] and (min(columns[j]) < 0 or max(columns[j]) > MAX_NODE_SCORE):
+                return False
+        rows, statics, generations = self.score_rows, self._statics, self.score_generations
+        for i, node, row in zip(stale, stale_nodes, zip(*columns, strict=True), strict=True):
+            rows[i] = row
+            statics[i] = sum(row[j] * w for j, w in fixed)
+            generations[i] = node.generation
+        return True
+
+
+class NodeMemos:
+    """The memos of an algorithm: one per (profile, pod shape), the most recently used kept."""
+
+    __slots__ = ("_memos",)
+
+    def __init__(self) -> None:
+        self._memos: list[NodeMemo] = []
+
+    def for_pod(self, fwk: Framework, pod: Pod) -> NodeMemo:
+        """The memo of ``pod``'s shape on ``fwk``, made if there is none (see :attr:`NodeMemo.cycles`)."""
+        memos = self._memos
+        for i, memo in enumerate(memos):
+            if memo.fwk is fwk and same_shape(memo.pod, pod):
+                if i:
+                    memos.insert(0, memos.pop(i))
+                return memo
+        memo = NodeMemo(fwk, pod)
+        memos.insert(0, memo)
+        del memos[MAX_MEMOS:]
+        return memo
