@@ -17,20 +17,24 @@ Unschedulable  /filter passed none of the nodes it was asked about: ``message`` 
 Error          a verb failed (a plugin Error, no such profile) or the Binding did: ``message``
 =============  ==================================================================================
 
-The verbs pay for a record only what they hold anyway: a reference to the statuses /filter built,
-the names of the passing nodes, the scores compacted as ``berth run``'s decision traces keep them
-(a byte per normalized score), and the pod without its raw object. The explanation is built when
-the UI asks for it. The store is bounded as ``/debug/pods``' is: the
-:data:`DEFAULT_CAPACITY` most recently seen pods; older ones are forgotten first.
+A verb pays for its record only references to what it computed anyway: the pod, the statuses
+/filter built, the passing nodes' names, the framework's scores. Making the record small enough to
+keep (the pod without its raw object, the scores compacted as ``berth run``'s decision traces keep
+them: a byte per normalized score) is left to :meth:`ExtenderDecisions.settle`, which the service
+calls once a /filter's answer is on its way (where it speculates), so no verb waits for it; more
+than :data:`MAX_UNSETTLED` records waiting are settled at once. The explanation is built when the UI
+asks for it. The store is bounded as ``/debug/pods``' is: the :data:`DEFAULT_CAPACITY` most recently
+seen pods; older ones are forgotten first.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import itertools
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,10 +45,26 @@ from app.framework.status import Code, NodeToStatus, Status, fit_error_message
 from app.simulate.report import record_dict
 from app.simulate.runner import PodRecord
 
-__all__ = ["DEFAULT_CAPACITY", "ERROR", "FILTERED", "SCHEDULED", "UNSCHEDULABLE", "ExtenderDecisions"]
+__all__ = [
+    "DEFAULT_CAPACITY",
+    "ERROR",
+    "FILTERED",
+    "MAX_UNSETTLED",
+    "SCHEDULED",
+    "UNSCHEDULABLE",
+    "ExtenderDecisions",
+]
 
 DEFAULT_CAPACITY = 5000
 """Pods remembered, as ``berth run``'s ``/debug/pods`` remembers."""
+
+SCORED_NODES_KEPT = 20
+REJECTED_NODES_KEPT = 50
+"""Per pod, as the offline report keeps them (app/ui/report.py): the best-scored nodes and the
+rejected ones (by name) a settled record lists; it counts the others."""
+
+MAX_UNSETTLED = 64
+"""Records kept as the verbs made them (full pod, scores as computed) before they are settled anyway."""
 
 FILTERED, SCHEDULED, UNSCHEDULABLE, ERROR = "Filtered", "Scheduled", "Unschedulable", "Error"
 
@@ -57,9 +77,16 @@ class _Decision:
     profile: str
     weights: Mapping[str, int]
     evaluated: int = 0
-    passed: Sequence[str] = ()
+    feasible: int = 0
     failed: Mapping[str, Status] = field(default_factory=dict)
     scores: Sequence[NodeScore] = ()
+    fit_error: str = ""
+    """The FitError over every evaluated node, worked out when the record is settled (it counts
+    the rejections the settled record no longer lists)."""
+    failed_summary: list[tuple[str, str, int]] | None = None
+    """Every rejection grouped: (plugin, reason, nodes), most nodes first; None until settled."""
+    failed_omitted: int = 0
+    scores_omitted: int = 0
     node: str | None = None
     error: str = ""
     victims: dict[str, list[str]] = field(default_factory=dict)
@@ -67,6 +94,38 @@ class _Decision:
     filters: int = 0
     """How many /filter calls the pod has had (kube-scheduler's attempts, as berth saw them)."""
     time: float = 0.0
+    settled: bool = False
+    """Whether the pod and scores are the slim copies kept for long (:meth:`ExtenderDecisions.settle`)."""
+
+    def settle(self) -> None:
+        """Shrink the record to what stays bounded whatever the cluster's size: the pod without its
+        raw object, the :data:`SCORED_NODES_KEPT` best-scored nodes, :data:`REJECTED_NODES_KEPT`
+        rejected ones and the grouped counts of all (as the offline report keeps them)."""
+        if self.pod.raw:
+            self.pod = dataclasses.replace(self.pod, raw={})
+        failed = self.failed
+        if self.failed_summary is None:
+            if self.filters and not self.feasible and failed:
+                self.fit_error = fit_error_message(self.evaluated, NodeToStatus(dict(failed)), "", "")
+            counts: Counter[tuple[str, str]] = Counter()
+            for status in failed.values():
+                for reason in status.reasons or [status.code.label]:
+                    counts[(status.plugin, reason)] += 1
+            self.failed_summary = [(plugin, reason, n) for (plugin, reason), n in counts.most_common()]
+            if len(failed) > REJECTED_NODES_KEPT:
+                kept = sorted(failed)[:REJECTED_NODES_KEPT]
+                self.failed = {name: failed[name] for name in kept}
+                self.failed_omitted = len(failed) - len(kept)
+        scores = self.scores
+        if isinstance(scores, NodeScores) or len(scores) > SCORED_NODES_KEPT:
+            totals = [s.total for s in scores] if not isinstance(scores, NodeScores) else scores.totals
+            best = heapq.nlargest(SCORED_NODES_KEPT, range(len(scores)), key=totals.__getitem__)
+            # Detached copies: a kept NodeScore would hold the whole cycle's score columns.
+            self.scores = [
+                NodeScore(scores[i].name, scores[i].total, dict(scores[i].plugin_scores)) for i in best
+            ]
+            self.scores_omitted += len(scores) - len(best)
+        self.settled = True
 
     @property
     def status(self) -> str:
@@ -74,7 +133,7 @@ class _Decision:
             return ERROR
         if self.node is not None:
             return SCHEDULED
-        if self.filters and not self.passed:
+        if self.filters and not self.feasible:
             return UNSCHEDULABLE
         return FILTERED
 
@@ -83,7 +142,9 @@ class _Decision:
         if self.error:
             return self.error
         if self.status == UNSCHEDULABLE:
-            return fit_error_message(self.evaluated, NodeToStatus(dict(self.failed)), "", "")
+            return self.fit_error or fit_error_message(
+                self.evaluated, NodeToStatus(dict(self.failed)), "", ""
+            )
         return ""
 
 
@@ -98,6 +159,7 @@ class ExtenderDecisions:
         self.capacity = capacity
         self._lock = threading.Lock()
         self._decisions: OrderedDict[str, _Decision] = OrderedDict()
+        self._unsettled: list[_Decision] = []
 
     # --- recording (the verbs) -----------------------------------------------------------------
 
@@ -107,20 +169,20 @@ class ExtenderDecisions:
         with self._lock:
             previous = self._decisions.get(pod.key)
             decision = _Decision(
-                _slim(pod), fwk.profile_name, fwk.score_weights, len(passed) + len(failed), passed, failed
+                pod, fwk.profile_name, fwk.score_weights, len(passed) + len(failed), len(passed), failed
             )
             decision.filters = 1 if previous is None or previous.pod.uid != pod.uid else previous.filters + 1
             self._put(pod.key, decision)
 
     def scored(self, fwk: Framework, pod: Pod, scores: Sequence[NodeScore]) -> None:
         """A /prioritize answered with the framework's ``scores`` (per plugin, before weights)."""
-        kept = scores.compacted() if isinstance(scores, NodeScores) else list(scores)
         with self._lock:
             decision = self._current(pod, fwk)
             if not decision.filters:  # no /filter before it (a prioritize-only extender)
-                decision.passed = [s.name for s in kept]
-                decision.evaluated = len(kept)
-            decision.scores = kept
+                decision.feasible = decision.evaluated = len(scores)
+            decision.scores = scores
+            decision.scores_omitted = 0
+            decision.settled = False
             self._put(pod.key, decision)
 
     def preempted(self, fwk: Framework, pod: Pod, victims: Mapping[str, list[str]]) -> None:
@@ -154,7 +216,7 @@ class ExtenderDecisions:
         decision = self._decisions.get(pod.key)
         if decision is None or decision.pod.uid != pod.uid:
             profile = "" if fwk is None else fwk.profile_name
-            decision = _Decision(_slim(pod), profile, {} if fwk is None else fwk.score_weights)
+            decision = _Decision(pod, profile, {} if fwk is None else fwk.score_weights)
         return decision
 
     def _put(self, key: str, decision: _Decision) -> None:
@@ -164,6 +226,21 @@ class ExtenderDecisions:
         self._decisions.move_to_end(key)
         while len(self._decisions) > self.capacity:
             self._decisions.popitem(last=False)
+        if not decision.settled:
+            self._unsettled.append(decision)
+            if len(self._unsettled) > MAX_UNSETTLED:
+                self._settle()
+
+    def settle(self) -> None:
+        """Make the records the verbs left since the last call small enough to keep (module doc)."""
+        with self._lock:
+            self._settle()
+
+    def _settle(self) -> None:
+        for decision in self._unsettled:
+            if not decision.settled:
+                decision.settle()
+        self._unsettled.clear()
 
     # --- reading (the UI) ----------------------------------------------------------------------
 
@@ -201,7 +278,7 @@ class ExtenderDecisions:
             status,
             d.node,
             d.message,
-            feasible_nodes=len(d.passed),
+            feasible_nodes=d.feasible,
             evaluated_nodes=d.evaluated,
             filter=dict(d.failed),
             scores=list(d.scores),
@@ -212,15 +289,17 @@ class ExtenderDecisions:
         out["nominatedNode"] = None
         out["attempts"] = d.filters
         out["preemption"] = d.victims
+        # A settled record lists some of the nodes; the page says how many it left out, and groups
+        # every rejection (``berth simulate --html``'s fields).
+        if d.failed_summary is not None:
+            out["filterSummary"] = [{"plugin": p, "reason": r, "nodes": n} for p, r, n in d.failed_summary]
+        if d.failed_omitted:
+            out["filterOmitted"] = d.failed_omitted
+        if d.scores_omitted:
+            out["scoresOmitted"] = d.scores_omitted
         return out
 
 
 def unknown_node(reason: str) -> Status:
     """The status of a /filter node berth has no node for (the answer's reason, no plugin)."""
     return Status(Code.UNSCHEDULABLE, reason)
-
-
-def _slim(pod: Pod) -> Pod:
-    """``pod`` without its raw object: the explanation names the pod, and 5,000 raw pods would be
-    most of the store's memory (as ``berth run``'s traces found)."""
-    return dataclasses.replace(pod, raw={}) if pod.raw else pod

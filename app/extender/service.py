@@ -237,9 +237,14 @@ class ExtenderService:
         return self._extender_scores(fwk, scores), "", None
 
     def speculate(self) -> None:
-        """Compute the /prioritize answer for the last /filter ahead of its call (module docstring).
+        """Compute the /prioritize answer for the last /filter ahead of its call (module docstring),
+        then settle the decisions the verbs recorded (:meth:`ExtenderDecisions.settle`): both run
+        once the /filter answer is sent, while kube-scheduler works on its side."""
+        self._speculate()
+        self.decisions.settle()
 
-        Does nothing unless the last /filter was a ``NodeNames`` call passing several nodes, the
+    def _speculate(self) -> None:
+        """Does nothing unless the last /filter was a ``NodeNames`` call passing several nodes, the
         client has been calling /prioritize after /filter, and the snapshot is unchanged since. An
         engine error is left for /prioritize to meet and answer.
         """

@@ -8,13 +8,15 @@ from extender.test_bind import FakeClient
 from extender.test_preempt import cluster, meta_args, preemptor
 
 from app.api.objects import Pod
+from app.config import load_config
 from app.extender.bind import Binder, BindingArgs, BindResult, RememberingService
 from app.extender.decisions import ExtenderDecisions
 from app.extender.preempt import preempt
 from app.extender.service import UNKNOWN_NODE_REASON, ExtenderService
 from app.extender.wire import ExtenderArgs
+from app.plugins.registry import in_tree_registry
 from app.scheduler.scheduler import Engine
-from builders import make_pod
+from builders import make_node, make_pod
 
 ONE_CPU = [{"cpu": "1"}]
 
@@ -110,3 +112,35 @@ def test_polls_get_what_changed_since_and_the_store_is_bounded() -> None:
     assert service.decisions.recent(10, since) == []
     service.filter(ExtenderArgs(make_pod("p2", ONE_CPU), None, ["n2"]))
     assert [d["pod"] for d in service.decisions.recent(10, since)] == ["default/p2"]
+
+
+def test_a_settled_record_keeps_the_best_scores_and_some_rejections_and_counts_the_rest() -> None:
+    """Whatever the cluster's size a record stays small: once settled (after the next /filter's
+    answer) it lists the 20 best-scored and 50 rejected nodes, and counts all of them."""
+    registry = in_tree_registry()
+    engine = Engine(load_config(None, registry), registry, seed=1)
+    small = [f"small-{i:02d}" for i in range(60)]  # too small for a 1-CPU pod
+    big = [f"big-{i:02d}" for i in range(30)]
+    for name in small:
+        engine.cache.add_node(make_node(name, {"cpu": "500m", "memory": "4Gi", "pods": "110"}))
+    for i, name in enumerate(big):
+        engine.cache.add_node(make_node(name, {"cpu": str(2 + i), "memory": "4Gi", "pods": "110"}))
+    service = ExtenderService(engine)
+    pod = make_pod("web", ONE_CPU)
+    filter_then_prioritize(service, pod, *small, *big)
+    service.speculate()  # settles what the verbs recorded
+
+    record = service.decisions.explain(pod.key)
+    assert record is not None
+    assert (record["feasibleNodes"], record["evaluatedNodes"]) == (30, 90)
+    assert len(record["scores"]) == 20 and record["scoresOmitted"] == 10
+    assert len(record["filter"]) == 50 and record["filterOmitted"] == 10
+    assert record["filterSummary"] == [
+        {"plugin": "NodeResourcesFit", "reason": "Insufficient cpu", "nodes": 60}
+    ]
+
+    huge = make_pod("huge", [{"cpu": "100"}])
+    service.filter(ExtenderArgs(huge, None, [*small, *big]))
+    service.speculate()
+    [decision] = service.decisions.recent(1)
+    assert decision["message"] == "0/90 nodes are available: 90 Insufficient cpu."

@@ -12,15 +12,18 @@ from typing import Any
 
 import pytest
 from e2e.cluster import PREFERRED_LABEL, Cluster
-from e2e.conftest import BERTH_CONFIG
-from e2e.stack import PLUGINS_DIR, BerthServer, ExtenderEntry, KubeScheduler, scheduler_config
+from e2e.conftest import berth, cluster, e2e_dir  # noqa: F401 (the e2e tests' fixtures, shared)
+from e2e.stack import BerthServer, ExtenderEntry, KubeScheduler, scheduler_config
 from e2e.test_stock_scheduler import AVOID_ANNOTATION, wait_berth_filter
-from kubernetes import client
 from ui.conftest import open_page, screenshot
 
 from kube.controlplane import LocalControlPlane
 
 pytestmark = pytest.mark.kube
+
+# berth: ``berth serve`` with the e2e tests' configuration, the default profile plus PreferLabel,
+# whose Filter rejects a node with the label for a pod that avoids it (kube-scheduler's does not);
+# cluster: a fresh namespace and label, its nodes and pods deleted after the test.
 
 SCHEDULER = "berth-ui-extender"
 """The kube-scheduler profile of this module's pods, so no other scheduler of the suite takes them."""
@@ -28,30 +31,10 @@ POLL_WAIT_MS = 30_000
 
 
 @pytest.fixture(scope="module")
-def berth(
-    control_plane: LocalControlPlane, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[BerthServer]:
-    """``berth serve`` with the e2e tests' configuration: the default profile plus PreferLabel, whose
-    Filter rejects a node with the label for a pod that avoids it (kube-scheduler's filters do not)."""
-    workdir = tmp_path_factory.mktemp("ui-extender")
-    config = workdir / "berth-config.yaml"
-    config.write_text(BERTH_CONFIG)
-    server = BerthServer(
-        control_plane.kubeconfig,
-        workdir,
-        ["--config", str(config), "--plugin-module", "prefer_label", "-v", "2"],
-        env={"PYTHONPATH": str(PLUGINS_DIR)},
-    )
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(scope="module")
 def scheduler(
-    control_plane: LocalControlPlane, berth: BerthServer, tmp_path_factory: pytest.TempPathFactory
+    control_plane: LocalControlPlane,
+    berth: BerthServer,  # noqa: F811 (the imported fixture)
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[KubeScheduler]:
     """The stock kube-scheduler with berth as its extender for filter, prioritize and bind."""
     config = scheduler_config(control_plane.kubeconfig, [ExtenderEntry(berth.url)], scheduler_name=SCHEDULER)
@@ -65,17 +48,11 @@ def scheduler(
         sched.stop()
 
 
-@pytest.fixture
-def cluster(kube_client: client.ApiClient, namespace: str) -> Iterator[Cluster]:
-    made = Cluster(kube_client, namespace)
-    try:
-        yield made
-    finally:
-        made.cleanup()
-
-
 def test_a_pod_kube_scheduler_schedules_appears_with_berths_verdicts_and_scores(
-    browser: Any, scheduler: KubeScheduler, berth: BerthServer, cluster: Cluster
+    browser: Any,
+    scheduler: KubeScheduler,
+    berth: BerthServer,  # noqa: F811 (the imported fixture)
+    cluster: Cluster,  # noqa: F811 (the imported fixture)
 ) -> None:
     # kube-scheduler's own filters pass all three nodes; berth's PreferLabel rejects the labelled one
     # for a pod that avoids the label, so berth's verdicts differ from kube-scheduler's there.
@@ -130,7 +107,7 @@ def test_a_pod_kube_scheduler_schedules_appears_with_berths_verdicts_and_scores(
     assert errors == []
 
 
-def berth_json(berth: BerthServer, path: str) -> Any:
+def berth_json(server: BerthServer, path: str) -> Any:
     """GET ``path`` on berth's plain port (no credentials there), decoded."""
-    with urllib.request.urlopen(berth.url + path, timeout=10) as resp:
+    with urllib.request.urlopen(server.url + path, timeout=10) as resp:
         return json.loads(resp.read())
