@@ -118,13 +118,12 @@ class _Decision:
                 self.failed_omitted = len(failed) - len(kept)
         scores = self.scores
         if isinstance(scores, NodeScores) or len(scores) > SCORED_NODES_KEPT:
-            totals = [s.total for s in scores] if not isinstance(scores, NodeScores) else scores.totals
-            best = heapq.nlargest(SCORED_NODES_KEPT, range(len(scores)), key=totals.__getitem__)
-            # Detached copies: a kept NodeScore would hold the whole cycle's score columns.
-            self.scores = [
-                NodeScore(scores[i].name, scores[i].total, dict(scores[i].plugin_scores)) for i in best
-            ]
-            self.scores_omitted += len(scores) - len(best)
+            if isinstance(scores, NodeScores):
+                # Detached copies: a kept NodeScore would hold the whole cycle's score columns.
+                self.scores = scores.best(SCORED_NODES_KEPT)
+            else:
+                self.scores = heapq.nlargest(SCORED_NODES_KEPT, scores, key=lambda s: s.total)
+            self.scores_omitted += len(scores) - len(self.scores)
         self.settled = True
 
     @property
