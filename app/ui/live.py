@@ -49,9 +49,11 @@ Explain = Callable[[str], dict[str, Any] | None]
 class UiSource:
     """What the pages show, read from a running face.
 
-    ``recent(limit, since)`` lists the latest decisions (those recorded after ``since``) (``berth run``: its decision traces) and
-    ``explain(key)`` explains one (the same call ``/debug/pods`` answers with); ``berth serve`` has
-    neither (kube-scheduler makes the decisions there), and its pages show the cache's nodes.
+    ``recent(limit, since)`` lists the latest decisions (those recorded after ``since``) and
+    ``explain(key)`` explains one: ``berth run``'s decision traces (the call ``/debug/pods`` answers
+    with), or ``berth serve``'s record of what its extender verbs decided
+    (:class:`~app.extender.decisions.ExtenderDecisions`). Without them the pages show only the
+    cache's nodes.
     """
 
     def __init__(
