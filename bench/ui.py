@@ -15,10 +15,17 @@ their FitError lists every node), ``berth simulate --html`` through the CLI; pri
 the time to write it, and the time chromium takes from navigation to the decisions table drawn (then
 to a pod's page and the nodes page), best of three openings.
 
+``--part verbs``: what recording the decisions for ``berth serve``'s UI costs its extender verbs.
+In process, bench/extender.py's cluster (``--verb-nodes`` nodes, two running pods each) and pods:
+for every pod /filter (``NodeNames``, all nodes), then /prioritize of the nodes it passed, as
+kube-scheduler calls them; rounds alternately with the recording on (as ``berth serve`` runs) and
+off (an :class:`ExtenderDecisions` that keeps nothing), ``--repeat`` pairs. Prints the time per
+pod of each round, the median ratio, and the share of the verbs' time spent inside the recording.
+
 Chromium is Debian's (/usr/bin/chromium; hack/browser.sh installs it), driven by Playwright.
 
-Usage: ``.venv/bin/python bench/ui.py [--part live|report|all] [--nodes 200] [--pods 1000] [--repeat 2]
-[--report-nodes 5000] [--report-pods 2000]``
+Usage: ``.venv/bin/python bench/ui.py [--part live|report|verbs|all] [--nodes 200] [--pods 1000] [--repeat 2]
+[--report-nodes 5000] [--report-pods 2000] [--verb-nodes 500,5000] [--verb-pods 200]``
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import random
 import statistics
 import sys
 import tempfile
@@ -42,9 +50,16 @@ sys.path.insert(0, str(ROOT))
 
 from e2e.standalone import SCHEDULER_NAME, BerthScheduler  # noqa: E402
 from e2e_throughput import QPS, BindWatch, create_all, node_body, pod_body  # noqa: E402
+from extender import build as extender_cluster  # noqa: E402
+from extender import pod_raw  # noqa: E402
 from standalone import CpuMeter, Result, interleaved_rounds, summarise  # noqa: E402
 
+from app import gcpolicy  # noqa: E402
+from app.api.objects import parse_pod  # noqa: E402
 from app.cli.main import main as berth  # noqa: E402
+from app.extender.decisions import ExtenderDecisions  # noqa: E402
+from app.extender.service import ExtenderService  # noqa: E402
+from app.extender.wire import ExtenderArgs  # noqa: E402
 from app.kube.client import KubeClient  # noqa: E402
 from kube.controlplane import LocalControlPlane  # noqa: E402
 
@@ -233,15 +248,92 @@ def bench_report(args: argparse.Namespace, playwright: Any) -> None:
         print(f"| {label} | {min(timings[what]):.2f} s best, {max(timings[what]):.2f} s worst of 3 |")
 
 
+class TimedDecisions(ExtenderDecisions):
+    """The store ``berth serve`` uses, timing its recording calls; ``keep=False`` records nothing."""
+
+    def __init__(self, keep: bool) -> None:
+        super().__init__()
+        self.keep = keep
+        self.seconds = 0.0  # inside the verbs, before their answers
+        self.settling = 0.0  # settling the records, once a /filter answer is sent
+
+    def filtered(self, *args: Any) -> None:
+        self.seconds += self._timed(super().filtered, args)
+
+    def scored(self, *args: Any) -> None:
+        self.seconds += self._timed(super().scored, args)
+
+    def settle(self) -> None:
+        self.settling += self._timed(super().settle, ())
+
+    def _timed(self, record: Any, args: tuple[Any, ...]) -> float:
+        if not self.keep:
+            return 0.0
+        start = time.perf_counter()
+        record(*args)
+        return time.perf_counter() - start
+
+
+def verbs_round(nodes: int, pods: int, keep: bool, round_no: int) -> tuple[float, float, float]:
+    """Seconds per pod for /filter + /prioritize, and of them recording inside the verbs and
+    settling the records after /filter's answer."""
+    engine, raws, _ = extender_cluster(nodes)
+    gcpolicy.install()  # as berth serve runs: the loaded cache frozen out of full collections
+    names = [raw["metadata"]["name"] for raw in raws]
+    decisions = TimedDecisions(keep)
+    service = ExtenderService(engine, decisions=decisions)
+    rng = random.Random(round_no)
+    bodies = [parse_pod(pod_raw(f"p-{round_no}-{i}", rng)) for i in range(pods)]
+    start = time.perf_counter()
+    for pod in bodies:
+        passed = service.filter(ExtenderArgs(pod, None, names)).node_names or []
+        service.speculate()
+        service.prioritize(ExtenderArgs(pod, None, list(passed)))
+    elapsed = time.perf_counter() - start
+    gcpolicy.uninstall()
+    return elapsed / pods, decisions.seconds / pods, decisions.settling / pods
+
+
+def bench_verbs(args: argparse.Namespace) -> None:
+    print(f"\n## Extender verbs with and without recording decisions ({args.verb_pods} pods a round)\n")
+    print(
+        "| nodes | round | ms per pod (/filter + /prioritize) | recording in the verbs, µs per pod "
+        "| settling after /filter's answer, µs per pod |"
+    )
+    print("|---|---|---|---|---|")
+    for nodes in (int(n) for n in args.verb_nodes.split(",")):
+        ratios = []
+        for pair in range(args.repeat):
+            order = (True, False) if pair % 2 == 0 else (False, True)
+            timings = {keep: verbs_round(nodes, args.verb_pods, keep, pair) for keep in order}
+            for keep in order:
+                per_pod, recording, settling = timings[keep]
+                label = "recording" if keep else "not recording"
+                print(
+                    f"| {nodes} | {label} | {1e3 * per_pod:.2f} | {1e6 * recording:.0f} | {1e6 * settling:.0f} |"
+                )
+            ratios.append(timings[True][0] / timings[False][0])
+        print(
+            f"| {nodes} | recording / not, median of {len(ratios)} pairs | "
+            f"{statistics.median(ratios):.3f}x ({', '.join(f'{r:.3f}' for r in ratios)}) | | |"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["live", "report", "all"], default="all")
+    parser.add_argument("--part", choices=["live", "report", "verbs", "all"], default="all")
     parser.add_argument("--nodes", type=int, default=200)
     parser.add_argument("--pods", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=2, help="pairs of rounds, alternating the order")
     parser.add_argument("--report-nodes", type=int, default=5000)
     parser.add_argument("--report-pods", type=int, default=2000)
+    parser.add_argument("--verb-nodes", default="500,5000", help="comma-separated cluster sizes")
+    parser.add_argument("--verb-pods", type=int, default=200)
     args = parser.parse_args()
+    if args.part in ("verbs", "all"):
+        bench_verbs(args)
+    if args.part == "verbs":
+        return 0
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

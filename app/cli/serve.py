@@ -230,7 +230,8 @@ def run(args: argparse.Namespace) -> int:
     )
     from app.ui.live import UiSource, install_ui
 
-    install_ui(app, UiSource(engine, "serve"), __version__)
+    decisions = app.state.decisions
+    install_ui(app, UiSource(engine, "serve", decisions.recent, decisions.explain), __version__)
     try:
         server = _server(args, app, engine)
     except CommandError:

@@ -46,6 +46,7 @@ from app.api.errors import FieldError
 from app.api.objects import Pod, json_type_name, parse_pod
 from app.backend.cache.cache import CacheError
 from app.extender import schema
+from app.extender.decisions import ExtenderDecisions
 from app.extender.service import ExtenderService
 from app.extender.wire import WireError
 from app.scheduler.scheduler import Engine
@@ -173,6 +174,8 @@ class Binder:
         self.memo_size = memo_size
         self._memo: OrderedDict[str, Pod] = OrderedDict()
         self._lock = threading.Lock()
+        self.decisions: ExtenderDecisions | None = None
+        """Where :meth:`record` notes each bind's outcome (the verbs' decisions, for the web UI)."""
 
     # --- pods seen by /filter and /prioritize --------------------------------------------------
 
@@ -236,6 +239,8 @@ class Binder:
         Run it on the thread that uses the engine (the event loop). A pod the cache already holds
         (the informer was quicker, or it was assumed before) is left as it is.
         """
+        if self.decisions is not None:
+            self.decisions.bound(args.key, args.node, result.error)
         if result.error or result.pod is None or self.engine is None:
             return
         pod = result.pod
@@ -299,6 +304,7 @@ class RememberingService(ExtenderService):
     def __init__(self, engine: Engine, profile: str | None, binder: Binder) -> None:
         super().__init__(engine, profile)
         self.binder = binder
+        binder.decisions = self.decisions  # the UI shows the node /bind bound next to /filter's verdicts
 
     def received(self, pod: Pod) -> None:
         """Remember the pod of a /filter or /prioritize (either may be the only verb configured)."""

@@ -76,9 +76,22 @@ def preempt(service: ExtenderService, args: PreemptionArgs) -> PreemptionResult:
     """
     try:
         fwk = service.framework()
-        return PreemptionResult(_Preemption(service.engine, fwk, args.pod).run(args.victims))
+        kept = _Preemption(service.engine, fwk, args.pod).run(args.victims)
     except (NoProfileError, SchedulingError) as err:
         return unchanged(args, _error_text(err))
+    service.decisions.preempted(
+        fwk, args.pod, {node: _keys(service.engine, v.uids) for node, v in kept.items()}
+    )
+    return PreemptionResult(kept)
+
+
+def _keys(engine: Engine, uids: Sequence[str]) -> list[str]:
+    """The victims' ``namespace/name`` as berth's cache knows them (the UID of a pod it does not)."""
+    keys = []
+    for uid in uids:
+        pod = engine.cache.get_pod(uid)
+        keys.append(uid if pod is None else pod.key)
+    return keys
 
 
 def unchanged(args: PreemptionArgs, error: str) -> PreemptionResult:

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from prometheus_client import Counter
 
 from app.api.objects import Pod
+from app.extender.decisions import ExtenderDecisions, unknown_node
 from app.extender.wire import MAX_EXTENDER_PRIORITY, ExtenderArgs, FilterResult, HostPriority, encode_scores
 from app.framework.cycle_state import CycleState
 from app.framework.runtime import Framework, NodeScore, NodeScores
@@ -102,11 +103,15 @@ def extender_scores(totals: Sequence[int]) -> list[int]:
 
 
 class ExtenderService:
-    """Filter and prioritize for one profile of ``engine``."""
+    """Filter and prioritize for one profile of ``engine``; what they decide is recorded in
+    ``decisions`` (for the web UI; :mod:`app.extender.decisions`)."""
 
-    def __init__(self, engine: Engine, profile: str | None = None) -> None:
+    def __init__(
+        self, engine: Engine, profile: str | None = None, decisions: ExtenderDecisions | None = None
+    ) -> None:
         self.engine = engine
         self.profile = profile
+        self.decisions = ExtenderDecisions() if decisions is None else decisions
         self._last_filter: _LastFilter | None = None
         self._prioritize_follows = False
         """Whether the last /filter that passed several nodes was followed by its /prioritize."""
@@ -148,6 +153,7 @@ class ExtenderService:
     def filter(self, args: ExtenderArgs) -> FilterResult:
         """PreFilter + Filter on the given nodes; failures by code, errors in ``Error``."""
         self.received(args.pod)
+        fwk: Framework | None = None
         try:
             fwk = self.framework()
             infos, unknown = self._node_infos(args)
@@ -168,7 +174,13 @@ class ExtenderService:
                 names,
             )
         except (NoProfileError, SchedulingError) as err:
+            self.decisions.failed(fwk, args.pod, _error_text(err))
             return FilterResult(error=_error_text(err))
+        statuses = outcome.failed
+        if unknown:
+            statuses = {**statuses, **{n: unknown_node(UNKNOWN_NODE_REASON.format(name=n)) for n in unknown}}
+        passed = names if args.node_names is not None else [info.name for info in outcome.feasible]
+        self.decisions.filtered(fwk, args.pod, passed, statuses)
         failed: dict[str, str] = {}
         unresolvable: dict[str, str] = {}
         for name, status in outcome.failed.items():
@@ -200,6 +212,7 @@ class ExtenderService:
     def _prioritize(self, args: ExtenderArgs) -> tuple[Scored, str, bytes | None]:
         """The names and extender scores, the error and, for an answer computed ahead, its encoding."""
         self.received(args.pod)
+        fwk: Framework | None = None
         try:
             fwk = self.framework()
             last = self._same_cycle(fwk, args)
@@ -207,7 +220,8 @@ class ExtenderService:
                 self._prioritize_follows = True
                 if last.answer is not None and last.names == args.node_names:
                     SPECULATIONS.labels("used").inc()
-                    scored, body = last.answer
+                    scored, body, scores = last.answer
+                    self.decisions.scored(fwk, args.pod, scores)
                     return scored, "", body
                 _discard(last)
             infos, _unknown = self._node_infos(args, update=last is None)
@@ -217,13 +231,20 @@ class ExtenderService:
                 else []
             )
         except (NoProfileError, SchedulingError) as err:
+            self.decisions.failed(fwk, args.pod, _error_text(err))
             return ([], []), _error_text(err), None
+        self.decisions.scored(fwk, args.pod, scores)
         return self._extender_scores(fwk, scores), "", None
 
     def speculate(self) -> None:
-        """Compute the /prioritize answer for the last /filter ahead of its call (module docstring).
+        """Compute the /prioritize answer for the last /filter ahead of its call (module docstring),
+        then settle the decisions the verbs recorded (:meth:`ExtenderDecisions.settle`): both run
+        once the /filter answer is sent, while kube-scheduler works on its side."""
+        self._speculate()
+        self.decisions.settle()
 
-        Does nothing unless the last /filter was a ``NodeNames`` call passing several nodes, the
+    def _speculate(self) -> None:
+        """Does nothing unless the last /filter was a ``NodeNames`` call passing several nodes, the
         client has been calling /prioritize after /filter, and the snapshot is unchanged since. An
         engine error is left for /prioritize to meet and answer.
         """
@@ -239,7 +260,7 @@ class ExtenderService:
         except SchedulingError:
             return
         scored = self._extender_scores(last.fwk, scores)
-        last.answer = (scored, encode_scores(*scored))
+        last.answer = (scored, encode_scores(*scored), scores)
 
     @staticmethod
     def _extender_scores(fwk: Framework, scores: Sequence[NodeScore]) -> Scored:
@@ -322,9 +343,9 @@ class _LastFilter:
     """The passing nodes of a ``NodeNames`` call (the snapshot's entries); None for ``Nodes``."""
     names: list[str]
     """The passing nodes' names of a ``NodeNames`` call, in the order /filter answered them."""
-    answer: tuple[Scored, bytes] | None = None
-    """The /prioritize answer for exactly ``feasible`` (names and scores, and their encoding), once
-    :meth:`ExtenderService.speculate` ran."""
+    answer: tuple[Scored, bytes, Sequence[NodeScore]] | None = None
+    """The /prioritize answer for exactly ``feasible`` (names and scores, their encoding, and the
+    framework's scores behind them), once :meth:`ExtenderService.speculate` ran."""
 
     @property
     def expects_prioritize(self) -> bool:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -153,6 +154,17 @@ class NodeScores(Sequence[NodeScore]):
             self.totals,
             (plugins, [bytearray(c) if _fits_a_byte(c) else c for c in columns]),
         )
+
+    def best(self, count: int) -> list[NodeScore]:
+        """The ``count`` highest totals, best first, each a NodeScore with its own plugin scores:
+        for keeping a few (``berth serve``'s decisions for its UI) without this run's columns."""
+        totals = self.totals
+        plugins, columns = self._columns
+        top = heapq.nlargest(count, range(len(totals)), key=totals.__getitem__)
+        return [
+            NodeScore(self.names[i], totals[i], {p: c[i] for p, c in zip(plugins, columns, strict=True)})
+            for i in top
+        ]
 
     def plus(self, names: Sequence[str], columns: Sequence[Sequence[int]]) -> NodeScores:
         """These scores with more (already weighted) columns, the extenders', added to the totals."""

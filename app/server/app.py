@@ -170,6 +170,7 @@ def create_app(
     service = (
         ExtenderService(engine, profile) if binder is None else RememberingService(engine, profile, binder)
     )
+    app.state.decisions = service.decisions  # what the verbs decided, for the web UI
     for verb in install_verbs(app, service, max_request_bytes):
         app.add_fast_verb(f"/{verb.name}", verb)
     bind_verb = install_bind(app, binder, max_request_bytes, bind_timeout)

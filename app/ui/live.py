@@ -49,9 +49,11 @@ Explain = Callable[[str], dict[str, Any] | None]
 class UiSource:
     """What the pages show, read from a running face.
 
-    ``recent(limit, since)`` lists the latest decisions (those recorded after ``since``) (``berth run``: its decision traces) and
-    ``explain(key)`` explains one (the same call ``/debug/pods`` answers with); ``berth serve`` has
-    neither (kube-scheduler makes the decisions there), and its pages show the cache's nodes.
+    ``recent(limit, since)`` lists the latest decisions (those recorded after ``since``) and
+    ``explain(key)`` explains one: ``berth run``'s decision traces (the call ``/debug/pods`` answers
+    with), or ``berth serve``'s record of what its extender verbs decided
+    (:class:`~app.extender.decisions.ExtenderDecisions`). Without them the pages show only the
+    cache's nodes.
     """
 
     def __init__(
@@ -64,6 +66,7 @@ class UiSource:
         self._snapshot = Snapshot()
         self._snapshot_lock = threading.Lock()
         self._nodes: tuple[int, list[dict[str, Any]]] | None = None  # (snapshot generation, nodes())
+        self._entries: dict[str, tuple[int, dict[str, Any]]] = {}  # node -> (its generation, entry)
 
     def info(self, version: str) -> dict[str, Any]:
         """The face, the version and each profile's Score weights (``{profile: {plugin: weight}}``)."""
@@ -88,18 +91,26 @@ class UiSource:
         """Each node as simulate's ``nodes[]`` lists it, plus ``pods``: the keys of the pods on it."""
         with self._snapshot_lock:
             # One snapshot kept across polls: update_snapshot copies only the nodes changed since,
-            # and an unchanged cache answers with the list built last time.
+            # an unchanged cache answers with the list built last time, and a changed one rebuilds
+            # only the entries of nodes whose generation moved (a poll during a burst of binds
+            # touches a few nodes, not all of them: building every entry was 90% of a poll).
             self.engine.cache.update_snapshot(self._snapshot)
             if self._nodes is not None and self._nodes[0] == self._snapshot.generation:
                 return self._nodes[1]
-            infos = list(self._snapshot.list())
+            previous, entries = self._entries, {}
             out = []
-            for info in infos:
+            for info in self._snapshot.list():
                 if info.node is None:
                     continue
-                entry = node_dict(node_usage(info.node.name, info))
-                entry["pods"] = [p.pod.key for p in info.pods]
-                out.append(entry)
+                name = info.node.name
+                built = previous.get(name)
+                if built is None or built[0] != info.generation:
+                    entry = node_dict(node_usage(name, info))
+                    entry["pods"] = [p.pod.key for p in info.pods]
+                    built = (info.generation, entry)
+                entries[name] = built
+                out.append(built[1])
+            self._entries = entries
             self._nodes = (self._snapshot.generation, out)
         return out
 

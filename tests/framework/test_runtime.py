@@ -35,6 +35,7 @@ from app.framework.runtime import (
     MAX_PERMIT_TIMEOUT,
     Framework,
     FrameworkError,
+    NodeScores,
     PluginRef,
     ProfileSpec,
     TimedFilters,
@@ -1161,3 +1162,12 @@ def test_pre_enqueue_first_rejection() -> None:
     assert fw.run_pre_enqueue_plugins(make_pod("free")) is None
     s = fw.run_pre_enqueue_plugins(make_pod("gated", schedulingGates=[{"name": "g"}]))
     assert s is not None and (s.message(), s.plugin) == ("gated", "Gate")
+
+
+def test_best_scores_are_the_highest_totals_detached_from_the_run() -> None:
+    fit, spread = [10, 40, 20, 50], [20, 50, 40, 40]
+    scores = NodeScores(["a", "b", "c", "d"], [30, 90, 60, 90], (["Fit", "Spread"], [fit, spread]))
+    best = scores.best(3)
+    assert [(s.name, s.total) for s in best] == [("b", 90), ("d", 90), ("c", 60)]
+    fit[3] = 0  # the run's columns may go (or be reused): the kept scores are their own
+    assert best[1].plugin_scores == {"Fit": 50, "Spread": 40}

@@ -17,6 +17,7 @@ SIMULATE = EXAMPLES / "simulate"
 
 def write_report(tmp: Path, *argv: str) -> tuple[Path, dict[str, Any]]:
     """``berth ARGV... --html FILE -o json``: the report's path and the JSON the run printed."""
+    tmp.mkdir(parents=True, exist_ok=True)
     html = tmp / "report.html"
     json_out = tmp / "report.json"
 

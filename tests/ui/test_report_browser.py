@@ -8,10 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ui.conftest import PHONE, open_page, screenshot
+from ui.colours import SIMULATIONS, closest_pair, contrast, parse_css_colour, seen_as
+from ui.conftest import DESKTOP, PHONE, open_page, screenshot
 from ui.reports import EXAMPLES, SIMULATE, write_report
 
-from app.ui.report import render_report
+COMPARE = EXAMPLES / "compare"
+NONE = "\u2013"  # the en dash the tables show for "no node"
 
 # The default profile's Score weights (kube-scheduler's): what the bars multiply each score by.
 DEFAULT_WEIGHTS = {
@@ -130,23 +132,121 @@ def test_keyboard_alone_reaches_a_pod_and_comes_back(page: Any, basic: tuple[Pat
     page.wait_for_selector("#decisions")
 
 
-def test_phone_width_keeps_the_pages_inside_the_screen(
-    browser: Any, basic: tuple[Path, dict[str, Any]]
+@pytest.fixture
+def compared(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    """``berth simulate examples/compare/state.yaml --config A --compare-config B --html``."""
+    return write_report(
+        tmp_path,
+        "simulate",
+        str(COMPARE / "state.yaml"),
+        "--config",
+        str(COMPARE / "least-allocated.yaml"),
+        "--compare-config",
+        str(COMPARE / "most-allocated.yaml"),
+    )
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1280x800", "390px"])
+def test_every_page_is_readable_inside_the_screen(
+    browser: Any, tmp_path: Path, basic: tuple[Path, dict[str, Any]], viewport: dict[str, int]
 ) -> None:
     html, doc = basic
-    page, errors = open_page(browser, PHONE)
+    capacity, _ = write_report(
+        tmp_path / "capacity",
+        "capacity",
+        str(SIMULATE / "basic.yaml"),
+        str(EXAMPLES / "capacity" / "web.yaml"),
+    )
+    compare, _ = write_report(
+        tmp_path / "compare",
+        "simulate",
+        str(COMPARE / "state.yaml"),
+        "--compare-config",
+        str(COMPARE / "most-allocated.yaml"),
+    )
+    pod = next(p["pod"] for p in doc["pods"] if len(p["scores"]) > 1)
+    pages = {
+        "decisions": html.as_uri(),
+        "pod": html.as_uri() + "#/pod/" + pod,
+        "nodes": html.as_uri() + "#/nodes",
+        "node": html.as_uri() + "#/node/" + doc["nodes"][0]["node"],
+        "compare": compare.as_uri() + "#/compare",
+        "capacity": capacity.as_uri(),
+    }
+    size = "phone" if viewport is PHONE else "desktop"
+    page, errors = open_page(browser, viewport)
     try:
-        pod = next(p["pod"] for p in doc["pods"] if len(p["scores"]) > 1)
-        for name, hash_ in (("decisions", ""), ("pod", "#/pod/" + pod), ("nodes", "#/nodes")):
-            page.goto(html.as_uri() + hash_)
+        for name, url in pages.items():
+            page.goto(url)
             page.wait_for_selector("main h1")
             # nothing but the scrollable tables may be wider than the screen
             width = page.evaluate("document.documentElement.scrollWidth")
-            assert width <= PHONE["width"], (name, width)
-            screenshot(page, f"report-{name}-phone")
+            assert width <= viewport["width"], (name, width)
+            # the page's title and the navigation start on the first screen, in a readable size
+            top = page.evaluate("document.querySelector('main h1').getBoundingClientRect().top")
+            assert 0 <= top < viewport["height"] / 3, (name, top)
+            text_px = page.evaluate("parseFloat(getComputedStyle(document.querySelector('main')).fontSize)")
+            assert text_px >= 14, (name, text_px)
+            assert page.locator("nav a:visible").count() >= 1
+            screenshot(page, f"report-{name}-{size}")
     finally:
         page.context.close()
     assert errors == []
+
+
+def test_colours_survive_colour_blindness(page: Any, basic: tuple[Path, dict[str, Any]]) -> None:
+    """Every plugin colour of the score bars stays apart from every other with protanopia,
+    deuteranopia and tritanopia (ΔE >= 15; Okabe-Ito's closest pair is about 16), the ninth and
+    later plugins are hatched, the outcome badges keep AA contrast for their white text and carry a
+    sign besides their colour, and utilization colours get lighter as nodes fill with every vision."""
+    html, doc = basic
+    pod = next(p["pod"] for p in doc["pods"] if len(p["scores"]) > 1)
+    page.goto(html.as_uri() + "#/pod/" + pod)
+    page.wait_for_selector("#score-bars")
+    # The stylesheet's whole plugin palette, from the browser's computed styles.
+    styles = page.evaluate(
+        """() => Array.from({length: 12}, (_, i) => {
+            const probe = document.createElement("span"); probe.className = "p" + i;
+            document.body.append(probe); const s = getComputedStyle(probe);
+            const out = [s.backgroundColor, s.backgroundImage]; probe.remove(); return out; })"""
+    )
+    solid = {f"p{i}": parse_css_colour(colour) for i, (colour, image) in enumerate(styles) if image == "none"}
+    assert list(solid) == [f"p{i}" for i in range(8)]
+    assert all("repeating-linear-gradient" in image for _, image in styles[8:])
+    for simulation in SIMULATIONS:
+        delta, a, b = closest_pair(solid, simulation)
+        assert delta >= 15, f"plugins {a} and {b} look alike with {simulation} (ΔE {delta:.1f})"
+    # The legend names each plugin next to its swatch: the colour is never the only key.
+    legend = page.inner_text(".legend")
+    drawn = set(page.eval_on_selector_all("#score-bars .stack span", "ss => ss.map(s => s.dataset.plugin)"))
+    assert drawn and all(plugin in legend for plugin in drawn)
+
+    badges = page.evaluate(
+        """() => ["Scheduled", "Unschedulable", "Error", "Filtered", "Gated", "pass", "reject"].map((c) => {
+            const b = document.createElement("span"); b.className = "badge " + c; document.body.append(b);
+            const s = getComputedStyle(b); const out = [c, s.color, s.backgroundColor]; b.remove(); return out; })"""
+    )
+    backgrounds = {}
+    for name, text, background in badges:
+        ratio = contrast(parse_css_colour(text), parse_css_colour(background))
+        assert ratio >= 4.5, f"badge {name}: contrast {ratio:.2f}"
+        backgrounds[name] = parse_css_colour(background)
+    outcomes = {k: backgrounds[k] for k in ("Scheduled", "Unschedulable")}
+    for simulation in SIMULATIONS:
+        assert closest_pair(outcomes, simulation)[0] >= 15, simulation
+    assert page.inner_text(".badge.Scheduled").startswith("✓")
+
+    page.goto(html.as_uri() + "#/nodes")
+    page.wait_for_selector("#nodes-table td[data-fraction]")
+    cells = page.eval_on_selector_all(
+        "#nodes-table td[data-fraction]",
+        "cs => cs.map(c => [Number(c.dataset.fraction), getComputedStyle(c.querySelector('.meter span')).backgroundColor])",
+    )
+    ramp = sorted({(fraction, colour) for fraction, colour in cells})
+    assert len({f for f, _ in ramp}) >= 3, ramp  # the example has nodes at several utilizations
+    for simulation in SIMULATIONS:
+        lightness = [seen_as(parse_css_colour(colour), simulation)[0] for _, colour in ramp]
+        assert lightness == sorted(lightness), (simulation, ramp)
 
 
 def test_capacity_report_shows_the_count_per_node_and_what_stops_the_next(page: Any, tmp_path: Path) -> None:
@@ -165,33 +265,24 @@ def test_capacity_report_shows_the_count_per_node_and_what_stops_the_next(page: 
     screenshot(page, "report-capacity")
 
 
-def test_a_comparison_shows_the_moved_pods_and_both_utilizations(page: Any, tmp_path: Path) -> None:
-    _, doc = write_report(tmp_path, "simulate", str(SIMULATE / "basic.yaml"))
-    pod = doc["pods"][-1]
-    nodes = [n["node"] for n in doc["nodes"]]
-    # A comparison as CONTRACT.md specifies it (berth simulate --compare-config writes it)
-    doc["comparison"] = {
-        "a": {"config": "a.yaml", "summary": doc["summary"]},
-        "b": {"config": "b.yaml", "summary": {**doc["summary"], "unschedulable": 1, "scheduled": 2}},
-        "moved": [
-            {
-                "pod": pod["pod"],
-                "a": pod["node"],
-                "b": None,
-                "plugins": {"NodeResourcesFit": {"a": 40, "b": 0}},
-            }
-        ],
-        "unschedulable": {"a": 0, "b": 1, "delta": 1},
-        "nodes": [{"node": n["node"], "a": n["resources"], "b": n["resources"]} for n in doc["nodes"]],
-        "emptyNodes": {"a": [], "b": nodes[:1]},
-    }
-    html = tmp_path / "compare.html"
-    html.write_text(render_report(doc))
+def test_a_comparison_shows_the_moved_pods_and_both_utilizations(
+    page: Any, compared: tuple[Path, dict[str, Any]]
+) -> None:
+    html, doc = compared
+    comparison = doc["comparison"]
+    assert comparison["moved"], "the example's two configurations place some pods differently"
     page.goto(html.as_uri())
     page.click("nav a:text-is('Comparison')")
     page.wait_for_selector("#moved-table")
-    row = page.inner_text("#moved-table tbody tr")
-    assert pod["pod"] in row and pod["node"] in row and "NodeResourcesFit 40→0" in row
-    assert page.locator("#compare-nodes tbody tr").count() == len(nodes)
-    assert "+1" in page.inner_text("main .cards")
+    rows = page.eval_on_selector_all("#moved-table tbody tr", "rs => rs.map(r => r.innerText)")
+    assert len(rows) == len(comparison["moved"])
+    for row, moved in zip(rows, comparison["moved"], strict=True):
+        assert moved["pod"] in row and (moved["a"] or NONE) in row and (moved["b"] or NONE) in row
+        for plugin, scores in moved["plugins"].items():
+            assert f"{plugin} {scores['a']}→{scores['b']}" in row
+    assert page.locator("#compare-nodes tbody tr").count() == len(comparison["nodes"])
+    delta = comparison["unschedulable"]["delta"]
+    assert f"{'+' if delta > 0 else ''}{delta}" in page.inner_text("main .cards")
+    assert "least-allocated.yaml" in page.inner_text("main .cards")
+    assert "most-allocated.yaml" in page.inner_text("main .cards")
     screenshot(page, "report-compare")

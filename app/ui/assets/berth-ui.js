@@ -34,7 +34,7 @@
   const fmt = (n) => (typeof n === "number" ? (Number.isInteger(n) ? n.toLocaleString("en") : n.toLocaleString("en", { maximumFractionDigits: 2 })) : String(n));
   const podHref = (key) => "#/pod/" + key.split("/").map(encodeURIComponent).join("/");
   const nodeHref = (name) => "#/node/" + encodeURIComponent(name);
-  const badge = (status) => h("span", { class: "badge " + status, text: ({ Scheduled: "✓ ", Unschedulable: "✕ ", Error: "! " }[status] || "· ") + status });
+  const badge = (status) => h("span", { class: "badge " + status, text: ({ Scheduled: "✓ ", Unschedulable: "✕ ", Error: "! ", Filtered: "→ " }[status] || "· ") + status });
   function table(headers, rows, opts) {
     const head = h("tr", {}, headers.map((c) => h("th", { scope: "col", class: c.num ? "num" : null, text: c.label || c })));
     return h("div", { class: "scroll" }, h("table", opts || {}, h("thead", {}, head), h("tbody", {}, rows)));
@@ -149,8 +149,9 @@
     headers.push({ label: OFFLINE ? "Order" : "Time", num: true });
     const tbl = h("div", { class: "scroll" }, h("table", { id: "decisions" }, h("thead", {}, h("tr", {}, headers.map((c, i) => h("th", { scope: "col", class: (c.num ? "num " : "") + (i >= 3 ? "hide-narrow" : ""), text: c.label || c })))), body));
     renderDecisionRows();
-    const note = !OFFLINE && state.info && !state.info.decisions
-      ? h("p", { class: "muted" }, "berth serve answers kube-scheduler's extender calls; kube-scheduler makes the decisions, so none are listed here. The Nodes page shows berth's cache.")
+    const note = OFFLINE || !state.info ? null
+      : !state.info.decisions ? h("p", { class: "muted" }, "This berth records no decisions. The Nodes page shows its cache.")
+      : state.info.face === "serve" ? h("p", { class: "muted", id: "extender-note" }, "berth serve is kube-scheduler's extender: each row is berth's part of a decision, from the verbs kube-scheduler called. Filtered: berth's filters passed some of the nodes kube-scheduler asked about (and its scores, when /prioritize was called, are on the pod's page); kube-scheduler picks the node. Scheduled: berth's /bind bound it. Unschedulable: berth passed none of them.")
       : null;
     return [h("h1", { text: OFFLINE ? "Decisions of this simulation" : "Recent decisions" }), note, summaryCards(rows),
       h("div", { class: "filters", role: "search" }, selectFilter("namespace", "Namespace", namespaces), selectFilter("outcome", "Outcome", outcomes),
@@ -210,6 +211,13 @@
       table(["Node", "Verdict", "Plugin", "Reasons"], rows, { id: "filter-table" }), more(key, ordered.length, route), omitted];
   }
 
+  function preemptionSection(record) {
+    // berth serve's /preempt: the candidate nodes berth kept, each with the victims it agreed to.
+    const nodes = Object.entries(record.preemption || {});
+    if (!nodes.length) return null;
+    return [h("h2", { text: "Preemption candidates berth accepted" }),
+      table(["Node", "Victims"], nodes.map(([n, victims]) => h("tr", {}, h("th", { scope: "row", text: n }), h("td", { text: victims.join(", ") }))), { id: "preemption" })];
+  }
   function hintsSection(record) {
     if (!record.hints || !record.hints.length) return null;
     return [h("h2", { text: "What would make it fit" }), h("ol", { class: "hints", id: "hints" }, record.hints.map((x) => h("li", {},
@@ -234,7 +242,8 @@
       record.message ? [h("h2", { text: record.status === "Unschedulable" ? "FitError" : "Message" }), h("div", { class: "fiterror", id: "fiterror", text: record.message })] : null,
       record.victims && record.victims.length ? h("p", {}, "Preempted: " + record.victims.join(", ")) : null,
       record.volumes && record.volumes.length ? h("p", {}, "Volumes: " + record.volumes.join("; ")) : null,
-      hintsSection(record), scoreSection(record, profile), filterSection(record)];
+      !OFFLINE && state.info && state.info.face === "serve" ? h("p", { class: "muted", id: "extender-scope" }, "berth's part of this decision, as its verbs answered kube-scheduler: its Filter verdicts on the nodes kube-scheduler's own filters passed, and its Score plugins' scores (kube-scheduler adds its own plugins' scores and berth's total mapped to 0–10 times the extender's weight).") : null,
+      hintsSection(record), preemptionSection(record), scoreSection(record, profile), filterSection(record)];
   }
 
   function resourcesOf(nodes) {
