@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
+from app import featuregates
 from app.backend.cache.cache import Cache
 from app.kube.client import KubeClient, KubeError
 from app.kube.handlers import NodeHandler, ObjectHandler, decode_node, engine_informers
@@ -481,6 +482,27 @@ def test_a_refused_or_broken_watch_list_falls_back_to_a_paginated_list() -> None
         )  # the stream ended: re-watch from the bookmark
     finally:
         informers.stop()
+
+
+def test_the_watch_list_client_gate_turns_the_watch_list_off() -> None:
+    """``--feature-gates WatchListClient=false`` lists page by page, as kube-scheduler then does."""
+    fake = FakeClient([_node_list("3", _node("a", "2"))], watches=[])
+    try:
+        featuregates.DEFAULT.set("WatchListClient=false")
+        informers = InformerSet(fake, backoff=FastBackoff, min_watch_timeout=1)  # type: ignore[arg-type]
+        reflector = informers.add(NODES, NodeHandler(Cache()), decode_node)
+    finally:
+        featuregates.DEFAULT.reset()
+    assert not reflector.watch_list
+    informers.start()
+    try:
+        assert informers.wait_for_handlers_sync(10)
+        assert fake.idle.wait(10)
+        assert fake.list_calls == [{"limit": "500"}]
+        assert "sendInitialEvents" not in fake.watch_calls[0]
+    finally:
+        informers.stop()
+    assert InformerSet(fake).add(NODES, NodeHandler(Cache())).watch_list  # on by default, as in v1.36
 
 
 def test_stop_is_prompt_and_the_sync_check_names_waiting_resources(kc: KubeClient) -> None:
