@@ -502,7 +502,7 @@ def test_the_watch_list_client_gate_turns_the_watch_list_off() -> None:
         assert "sendInitialEvents" not in fake.watch_calls[0]
     finally:
         informers.stop()
-    assert InformerSet(fake).add(NODES, NodeHandler(Cache())).watch_list  # on by default, as in v1.36
+    assert InformerSet(fake).add(NODES, NodeHandler(Cache())).watch_list  # type: ignore[arg-type]  # on by default
 
 
 def test_stop_is_prompt_and_the_sync_check_names_waiting_resources(kc: KubeClient) -> None:
