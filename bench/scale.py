@@ -513,6 +513,8 @@ def print_table(nodes: int, pods: int, pending: int, results: list[Result]) -> N
         ("CPU ms/pod", "{:.2f}", lambda r: r.cpu_ms_per_pod),
         ("bound", "{:.0f}", lambda r: r.bound),
     ]
+    if not pending:
+        rows = rows[:4]  # start-up and memory only
     print(f"\n{nodes} nodes, {pods} bound pods (loaded 2-core machine)\n")
     print(f"| | {KUBE} | {BERTH} | berth/kube |")
     print("|---|---|---|---|")
