@@ -24,6 +24,8 @@ be counted in its time to ready.
 Populating is the slow part, so the populated etcd data directory is kept under ``--cache-dir``
 (``etcd-<N>n-<M>p``) and copied for each run; objects are created from 16 threads.
 
+``--pending 0`` measures start-up and memory only.
+
 Usage: ``.venv/bin/python bench/scale.py [--nodes 5000] [--pods 30000] [--pending 2000]
 [--only kube-scheduler|berth] [--cache-dir DIR] [--keep-logs DIR]``
 """
@@ -442,7 +444,7 @@ def spawn_until_ready(
 def measure(
     kind: str, cp: LocalControlPlane, client: KubeClient, workdir: Path, pending: int, pycache: Path
 ) -> Result:
-    """Start-up and memory, then throughput on ``pending`` new pods (see the module docstring)."""
+    """Start-up and memory, then throughput on ``pending`` new pods (none: start-up and memory only)."""
     result = Result(kind)
     print(f"[{kind}] starting", file=sys.stderr)
     proc, result.ready_seconds = spawn_until_ready(kind, cp, workdir, 1, pycache)
@@ -454,9 +456,12 @@ def measure(
     finally:
         proc.stop()
     print(
-        f"[{kind}] ready in {result.ready_seconds:.1f}s, RSS {result.rss_after_sync_mib:.0f} MiB",
+        f"[{kind}] ready in {result.ready_seconds:.1f}s ({result.ready_cpu_seconds:.1f}s CPU), "
+        f"RSS {result.rss_after_sync_mib:.0f} MiB",
         file=sys.stderr,
     )
+    if not pending:
+        return result
     namespace = f"pending-{'berth' if kind == BERTH else 'kube'}"
     create_all(client, [("/api/v1/namespaces", {"metadata": {"name": namespace}})])
     create_all(client, [(f"/api/v1/namespaces/{namespace}/pods", pod_body(i, None)) for i in range(pending)])
@@ -508,6 +513,8 @@ def print_table(nodes: int, pods: int, pending: int, results: list[Result]) -> N
         ("CPU ms/pod", "{:.2f}", lambda r: r.cpu_ms_per_pod),
         ("bound", "{:.0f}", lambda r: r.bound),
     ]
+    if not pending:
+        rows = rows[:4]  # start-up and memory only
     print(f"\n{nodes} nodes, {pods} bound pods (loaded 2-core machine)\n")
     print(f"| | {KUBE} | {BERTH} | berth/kube |")
     print("|---|---|---|---|")
@@ -522,7 +529,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pods", type=int, default=30000, help="bound pods in the cluster")
-    parser.add_argument("--pending", type=int, default=2000, help="new pods each scheduler schedules")
+    parser.add_argument(
+        "--pending",
+        type=int,
+        default=2000,
+        help="new pods each scheduler schedules (0: start-up and memory only)",
+    )
     parser.add_argument("--only", choices=[KUBE, "berth"], help="measure one scheduler only")
     parser.add_argument(
         "--cache-dir",

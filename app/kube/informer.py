@@ -2,7 +2,13 @@
 
 One daemon thread per resource (style-and-ecosystem.md §B2):
 
-1. **List**, paginated (``limit`` + ``continue``), as a consistent read. The new store is diffed
+1. **List**, as kube-scheduler's client-go v0.36 reflectors do with the ``WatchListClient`` gate
+   (on by default in v1.36): a *watch-list*, one watch request with ``sendInitialEvents=true`` and
+   ``resourceVersionMatch=NotOlderThan`` that the API server answers from its watch cache with an
+   ADDED event per object and then a bookmark annotated ``k8s.io/initial-events-end``, whose
+   resourceVersion is the list's; the same stream then goes on as the watch. When the API server
+   refuses it, or the gate is off, or the stream breaks before that bookmark, a paginated list
+   (``limit`` + ``continue``) as a consistent read, as client-go falls back. The new store is diffed
    against the old one and the handler gets DELETED, MODIFIED and ADDED calls, in that order, so a
    relist replaces state (objects gone while the watch was down are deleted).
 2. **Watch** from the list's resourceVersion with ``allowWatchBookmarks=true`` and a jittered
@@ -31,7 +37,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from app import logs
+from app import featuregates, logs
 from app.kube.client import KubeClient, KubeError
 
 __all__ = [
@@ -55,6 +61,7 @@ __all__ = [
 ]
 
 DEFAULT_PAGE_SIZE = 500
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"  # the annotation of a watch-list's closing bookmark
 MIN_WATCH_TIMEOUT = 300.0  # client-go's minWatchTimeout; each watch asks for 1x-2x of it
 
 
@@ -194,6 +201,7 @@ class ReflectorStats:
     """Counters, for logs and tests."""
 
     lists: int = 0  # completed lists (the first one plus relists)
+    watch_lists: int = 0  # of which served as a watch-list stream
     pages: int = 0  # list pages received
     watches: int = 0  # watch requests opened
     events: int = 0  # ADDED/MODIFIED/DELETED events applied
@@ -227,7 +235,10 @@ class Reflector:
         backoff: Backoff | None = None,
         min_watch_timeout: float = MIN_WATCH_TIMEOUT,
         rng: random.Random | None = None,
+        watch_list: bool | None = None,
     ) -> None:
+        """``watch_list``: list with a watch-list stream first (None: as the ``WatchListClient``
+        feature gate says, on by default as in kube-scheduler v1.36)."""
         self.client = client
         self.rtype = rtype
         self.handler = handler
@@ -235,6 +246,9 @@ class Reflector:
         self.page_size = page_size
         self.backoff = backoff or Backoff(rng=rng)
         self.min_watch_timeout = min_watch_timeout
+        self.watch_list = (
+            featuregates.DEFAULT.enabled("WatchListClient") if watch_list is None else watch_list
+        )
         self.stats = ReflectorStats()
         self.resource_version = ""
         self._rng = rng or random.Random()
@@ -303,8 +317,7 @@ class Reflector:
         logs.info("Starting reflector", 2, resource=self.rtype.resource)
         while not self._stop.is_set():
             try:
-                self._list_and_replace()
-                self._watch()
+                self._watch(self._list_and_replace())
             except _Relist:
                 continue  # at once: the list is the cure, not the wait
             except Exception as err:  # never let the thread die: back off and relist
@@ -406,9 +419,20 @@ class Reflector:
             return None
         return key, _Entry(_resource_version(raw), obj)
 
-    def _list_and_replace(self) -> None:
-        """List, swap the store, then replay the difference to the handler."""
-        version, new, streamed = self._list(stream=not self._synced.is_set() and not self._store)
+    def _list_and_replace(self) -> Iterator[dict[str, Any]] | None:
+        """List, swap the store, then replay the difference to the handler; the watch-list's open
+        stream, which goes on as the watch (None after a paginated list)."""
+        listed = (
+            self._watch_list(stream=not self._synced.is_set() and not self._store)
+            if self.watch_list
+            else None
+        )
+        if listed is None:
+            version, new, streamed = self._list(stream=not self._synced.is_set() and not self._store)
+            watch = None
+        else:
+            version, new, streamed, watch = listed
+            self.stats.watch_lists += 1
         old, self._store = self._store, new
         self.resource_version = version
         self.stats.lists += 1
@@ -431,26 +455,111 @@ class Reflector:
             elif previous.resource_version != entry.resource_version:
                 self._dispatch("update", previous.obj, entry.obj)
         self._handlers_synced.set()
+        return watch
 
-    def _watch(self) -> None:
-        """Watch from the store's resourceVersion until a relist is needed or the thread stops."""
+    def _watch_list_params(self) -> dict[str, str]:
+        # No resourceVersion: the most recent state, as consistent as a quorum read (the API server
+        # waits for its watch cache to catch up with etcd), like the paginated list's.
+        params = {
+            "sendInitialEvents": "true",
+            "resourceVersionMatch": "NotOlderThan",
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(int(self.min_watch_timeout * (1.0 + self._rng.random()))),
+        }
+        if self.rtype.field_selector:
+            params["fieldSelector"] = self.rtype.field_selector
+        return params
+
+    def _watch_list(
+        self, stream: bool
+    ) -> tuple[str, dict[str, _Entry], bool, Iterator[dict[str, Any]]] | None:
+        """The list as a watch-list stream (client-go's ``watchList``): (resourceVersion, new store,
+        whether every object was already handed to the handler as an add, the open stream), or None
+        when it failed and a paginated list must do (logged; what was streamed to the handler by
+        then counts as its old state, so the list replays the difference).
+
+        Each event is decoded as it arrives, and with ``stream`` handed to the handler at once, as
+        the paginated list does; the cyclic collector is paused meanwhile, for the same reason.
+        """
+        store: dict[str, _Entry] = {}
+        try:
+            events = self.client.watch(self.rtype.path, self._watch_list_params())
+        except KubeError as err:
+            self._watch_list_failed(err)
+            return None
+        with self._stream_lock:
+            self._stream = events
+        try:
+            with _COLLECTOR.paused():
+                for event in events:
+                    if self._stop.is_set():
+                        raise _Relist()  # the loop sees the stop flag and ends
+                    version = self._initial_event(event, store, stream)
+                    if version is not None:
+                        return version, store, stream, events
+            raise KubeError(0, "the stream ended before its initial events did", "WatchListIncomplete")
+        except BaseException as err:
+            _close(events)
+            if stream:
+                self._store = dict(store)
+            if isinstance(err, _Relist) or not isinstance(err, KubeError):
+                raise
+            self._watch_list_failed(err)
+            return None
+        finally:
+            with self._stream_lock:
+                self._stream = None
+
+    def _watch_list_failed(self, err: KubeError) -> None:
+        if self._stop.is_set():
+            raise _Relist()
+        logs.info(
+            "Watch-list failed; falling back to a paginated list",
+            2,
+            resource=self.rtype.resource,
+            err=err.message,
+        )
+
+    def _initial_event(self, event: Mapping[str, Any], store: dict[str, _Entry], stream: bool) -> str | None:
+        """One event of a watch-list's initial state into ``store`` (and with ``stream`` the handler);
+        the list's resourceVersion once the closing bookmark arrives, else None."""
+        kind = event.get("type")
+        raw = event.get("object")
+        if not isinstance(raw, dict):
+            raise KubeError(0, f"watch event {kind!r} without an object", "InvalidWatchEvent")
+        if kind == "BOOKMARK":
+            self.stats.bookmarks += 1
+            meta = raw.get("metadata") or {}
+            if (meta.get("annotations") or {}).get(INITIAL_EVENTS_END) == "true":
+                return str(meta.get("resourceVersion") or "")
+            return None
+        if kind == "ERROR":
+            raise KubeError(int(raw.get("code") or 0), str(raw.get("message") or "watch ERROR event"), "")
+        decoded = self._decode(raw)
+        if decoded is None:
+            return None
+        key, entry = decoded
+        if kind == "DELETED":
+            gone = store.pop(key, None)
+            if stream and gone is not None:
+                self._dispatch("delete", entry.obj)
+            return None
+        previous = store.get(key)
+        store[key] = entry
+        if stream:
+            if previous is None:
+                self._dispatch("add", entry.obj)
+            else:
+                self._dispatch("update", previous.obj, entry.obj)
+        return None
+
+    def _watch(self, opened: Iterator[dict[str, Any]] | None = None) -> None:
+        """Watch from the store's resourceVersion until a relist is needed or the thread stops,
+        first on ``opened`` (a watch-list's stream, past its initial events) when given."""
         while not self._stop.is_set():
-            params = {
-                "resourceVersion": self.resource_version,
-                "allowWatchBookmarks": "true",
-                "timeoutSeconds": str(int(self.min_watch_timeout * (1.0 + self._rng.random()))),
-            }
-            if self.rtype.field_selector:
-                params["fieldSelector"] = self.rtype.field_selector
-            try:
-                stream = self.client.watch(self.rtype.path, params)
-            except KubeError as err:
-                if err.status == 410:
-                    self._gone(err.message)
-                if err.status != 0:
-                    raise
-                self._retry_watch(err)
-                continue
+            stream, opened = opened or self._open_watch(), None
+            if stream is None:
+                continue  # the connection failed; backed off, try again
             self.stats.watches += 1
             with self._stream_lock:
                 self._stream = stream
@@ -459,7 +568,7 @@ class Reflector:
             if self._stop.is_set():
                 _close(stream)
                 return
-            opened = time.monotonic()
+            started = time.monotonic()
             received = 0
             try:
                 for event in stream:
@@ -476,11 +585,30 @@ class Reflector:
                 with self._stream_lock:
                     self._stream = None
                 _close(stream)
-            if time.monotonic() - opened > self.backoff.reset_after:
+            if time.monotonic() - started > self.backoff.reset_after:
                 self.backoff.reset()
-            elif received == 0 and time.monotonic() - opened < 1.0 and not self._stop.is_set():
+            elif received == 0 and time.monotonic() - started < 1.0 and not self._stop.is_set():
                 # A stream that ends at once with nothing in it would otherwise be re-opened in a hot loop.
                 self._stop.wait(self.backoff.next())
+
+    def _open_watch(self) -> Iterator[dict[str, Any]] | None:
+        """A watch from the store's resourceVersion; None (after a backoff) when the connection failed."""
+        params = {
+            "resourceVersion": self.resource_version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(int(self.min_watch_timeout * (1.0 + self._rng.random()))),
+        }
+        if self.rtype.field_selector:
+            params["fieldSelector"] = self.rtype.field_selector
+        try:
+            return self.client.watch(self.rtype.path, params)
+        except KubeError as err:
+            if err.status == 410:
+                self._gone(err.message)
+            if err.status != 0:
+                raise
+            self._retry_watch(err)
+            return None
 
     def _retry_watch(self, err: KubeError) -> None:
         self.stats.errors += 1
@@ -569,8 +697,11 @@ class InformerSet:
         page_size: int = DEFAULT_PAGE_SIZE,
         backoff: Callable[[], Backoff] | None = None,
         min_watch_timeout: float = MIN_WATCH_TIMEOUT,
+        watch_list: bool | None = None,
     ) -> None:
+        """``watch_list`` as :class:`Reflector`'s (None: the ``WatchListClient`` feature gate)."""
         self.client = client
+        self.watch_list = watch_list
         self.page_size = page_size
         self.min_watch_timeout = min_watch_timeout
         self._backoff = backoff or Backoff
@@ -594,6 +725,7 @@ class InformerSet:
             decode,
             page_size=self.page_size,
             backoff=self._backoff(),
+            watch_list=self.watch_list,
             min_watch_timeout=self.min_watch_timeout,
         )
         self.reflectors[rtype.resource] = reflector
@@ -672,7 +804,13 @@ class InformerSet:
 
 class _CollectorPause:
     """The cyclic collector paused while any reflector lists (decoded documents hold no cycles:
-    nothing leaks), and back on when the last one is done, unless it was off before the first."""
+    nothing leaks), and back on when the last one is done, unless it was off before the first.
+
+    What the lists built is the informers' stores and the cache, which live as long as the process:
+    before the collector is back on, everything alive is frozen (``gc.freeze()``, what
+    :mod:`app.gcpolicy` does once synced anyway), or the first allocation after would set off a
+    full collection walking millions of new objects to free none, seconds before the handlers
+    count as synced."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -692,6 +830,7 @@ class _CollectorPause:
             with self._lock:
                 self._depth -= 1
                 if self._depth == 0 and self._was_enabled:
+                    gc.freeze()
                     gc.enable()
 
 

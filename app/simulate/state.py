@@ -32,6 +32,7 @@ from app.api.objects import (
     parse_node,
     parse_pod,
     parse_priority_class,
+    slim_pod_document,
 )
 from app.api.resource import API_VERSION as RESOURCE_API_VERSION
 from app.api.storage import STORAGE_KINDS
@@ -258,6 +259,7 @@ def _flatten(raw: Any, where: str, path: str) -> Iterator[_Doc]:
             if isinstance(item, Mapping) and item_kind and "kind" not in item:
                 item = {"kind": item_kind, **({"apiVersion": api_version} if api_version else {}), **item}
             yield from _flatten(item, f"{where}, item {i + 1}", path)
+            items[i] = None  # parsed: release it (the document is the state file's, decoded for this parse)
         return
     yield _Doc(raw, where)
 
@@ -348,7 +350,12 @@ def parse_state(text: str, path: str = "<state>") -> ClusterState:
     def duplicate(where: str, field_path: str, value: str, first: str) -> StateError:
         return StateError(path, f'{field_path}: Duplicate value: "{value}" (first defined in {first})', where)
 
-    for d, raw in enumerate(_documents(text, path)):
+    documents = _documents(text, path)
+    del text  # the decoded documents are all that is read from here on: free the file's text
+    for d in range(len(documents)):
+        # Each document is released once parsed, so that the peak holds one decoded document beside
+        # what the state keeps, not the whole file decoded.
+        raw, documents[d] = documents[d], None
         if raw is None:  # an empty document ("---" twice): kubectl ignores it too
             continue
         try:
@@ -367,6 +374,10 @@ def parse_state(text: str, path: str = "<state>") -> ClusterState:
                     if pod.phase in _TERMINAL_PHASES:
                         terminated += 1
                         continue
+                    if pod.node_name:
+                        # A running pod keeps what the engine reads of its document, as the informers'
+                        # cache does; a pending pod keeps it whole (hints edit and re-parse its spec).
+                        pod.raw = slim_pod_document(doc.raw, pod)
                     if pod.key in seen_pods:
                         raise duplicate(where, "metadata.name", pod.name, seen_pods[pod.key])
                     if pod.uid in seen_uids:

@@ -12,10 +12,11 @@ from typing import Any
 import orjson
 import pytest
 
+from app import featuregates
 from app.backend.cache.cache import Cache
 from app.kube.client import KubeClient, KubeError
 from app.kube.handlers import NodeHandler, ObjectHandler, decode_node, engine_informers
-from app.kube.informer import NODES, SERVICES, Backoff, InformerSet
+from app.kube.informer import INITIAL_EVENTS_END, NODES, SERVICES, Backoff, InformerSet
 from app.scheduler.scheduler import ClusterObjects
 from kube.controlplane import LocalControlPlane
 
@@ -103,7 +104,7 @@ def test_list_is_paginated(kc: KubeClient, namespace: str) -> None:
     for i in range(5):
         create(kc, f"/api/v1/namespaces/{namespace}/services", service_body(f"s{i}"))
     objects = ClusterObjects()
-    informers = InformerSet(kc, page_size=2)
+    informers = InformerSet(kc, page_size=2, watch_list=False)  # a paginated list, not a watch-list
     reflector = informers.add(SERVICES, ObjectHandler(objects, "Service"))
     assert not informers.has_synced()
     informers.start()
@@ -221,7 +222,8 @@ def test_other_kinds_reach_cluster_objects(
 
 
 class GoneOnce:
-    """A client whose first watch of ``path`` holds until released, then ends with a 410 ERROR event.
+    """A client whose first watch of ``path`` holds until released, then ends with a 410 ERROR event
+    (a watch-list's after its initial state: the real events through the closing bookmark).
 
     Everything else goes to the real client. While the watch is held, changes in the cluster are
     invisible to the reflector: only the relist that the 410 forces can bring them in.
@@ -241,9 +243,15 @@ class GoneOnce:
         if path != self.path or self.injected:
             return iter(self.real.watch(path, params))
         self.injected = True
-        return self._gone()
+        initial = self.real.watch(path, params) if params.get("sendInitialEvents") == "true" else iter(())
+        return self._gone(initial)
 
-    def _gone(self) -> Iterator[dict[str, Any]]:
+    def _gone(self, initial: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        for event in initial:
+            yield event
+            annotations = event["object"]["metadata"].get("annotations") or {}
+            if event["type"] == "BOOKMARK" and INITIAL_EVENTS_END in annotations:
+                break
         self.held.set()
         self.release.wait(30)
         yield {
@@ -259,13 +267,14 @@ class GoneOnce:
         }
 
 
-def test_relist_after_410_replaces_state(kc: KubeClient, namespace: str) -> None:
+@pytest.mark.parametrize("watch_list", [True, False], ids=["watch-list", "paginated-list"])
+def test_relist_after_410_replaces_state(kc: KubeClient, namespace: str, watch_list: bool) -> None:
     svc = f"/api/v1/namespaces/{namespace}/services"
     create(kc, svc, service_body("stays"))
     create(kc, svc, service_body("goes"))
     fake = GoneOnce(kc, SERVICES.path)
     objects = ClusterObjects()
-    informers = InformerSet(fake, backoff=FastBackoff)  # type: ignore[arg-type]
+    informers = InformerSet(fake, backoff=FastBackoff, watch_list=watch_list)  # type: ignore[arg-type]
     reflector = informers.add(SERVICES, ObjectHandler(objects, "Service"))
     informers.start()
     try:
@@ -281,6 +290,7 @@ def test_relist_after_410_replaces_state(kc: KubeClient, namespace: str) -> None
         eventually(lambda: names() == ["new", "stays"], what="relist after 410")
         assert reflector.stats.gone == 1
         assert reflector.stats.lists == 2
+        assert reflector.stats.watch_lists == (2 if watch_list else 0)
         # And the watch that follows the relist works.
         create(kc, svc, service_body("later"))
         eventually(lambda: "later" in names(), what="watch after relist")
@@ -352,7 +362,7 @@ def test_bad_objects_are_skipped_and_errors_back_off() -> None:
         [],
     ]
     cache = Cache()
-    informers = InformerSet(fake, backoff=FastBackoff, min_watch_timeout=1)  # type: ignore[arg-type]
+    informers = InformerSet(fake, backoff=FastBackoff, min_watch_timeout=1, watch_list=False)  # type: ignore[arg-type]
     reflector = informers.add(NODES, NodeHandler(cache), decode_node)
     informers.start()
     try:
@@ -376,6 +386,123 @@ def test_bad_objects_are_skipped_and_errors_back_off() -> None:
         assert fake.watch_calls[2]["resourceVersion"] == "6"
     finally:
         informers.stop()
+
+
+def test_the_first_list_is_a_watch_list_like_kube_schedulers(kc: KubeClient, namespace: str) -> None:
+    """kube-scheduler v1.36's reflectors list with a watch-list stream (the WatchListClient gate is on
+    by default), which the API server serves from its watch cache; berth asks the same, and the
+    stream then goes on as the watch."""
+    svc = f"/api/v1/namespaces/{namespace}/services"
+    for i in range(3):
+        create(kc, svc, service_body(f"s{i}"))
+    objects = ClusterObjects()
+    informers = InformerSet(kc)
+    reflector = informers.add(SERVICES, ObjectHandler(objects, "Service"))
+    informers.start()
+    try:
+        assert informers.wait_for_handlers_sync(30)
+        names = lambda: sorted(o["metadata"]["name"] for o in objects.list("Service", namespace))  # noqa: E731
+        assert names() == ["s0", "s1", "s2"]
+        assert reflector.stats.watch_lists == 1 and reflector.stats.pages == 0
+        assert reflector.resource_version
+        # Objects streamed by a watch carry kind and apiVersion, as listed ones are given them.
+        assert all(
+            o["kind"] == "Service" and o["apiVersion"] == "v1" for o in objects.list("Service", namespace)
+        )
+        kc.request("DELETE", f"{svc}/s1")
+        create(kc, svc, service_body("s3"))
+        eventually(lambda: names() == ["s0", "s2", "s3"], what="events on the watch-list's stream")
+        assert reflector.stats.watches == 1  # no second watch request: the same stream went on
+    finally:
+        informers.stop()
+
+
+def _initial_events_end(rv: str) -> dict[str, Any]:
+    return {
+        "type": "BOOKMARK",
+        "object": {
+            "kind": "Node",
+            "metadata": {"resourceVersion": rv, "annotations": {INITIAL_EVENTS_END: "true"}},
+        },
+    }
+
+
+def test_a_refused_or_broken_watch_list_falls_back_to_a_paginated_list() -> None:
+    """An API server that refuses sendInitialEvents (422: its WatchList gate is off) gets a paginated
+    list, as client-go falls back; a watch-list whose stream ends before its initial events did
+    falls back too, and the list then replaces what the stream had handed to the cache."""
+    refused = FakeClient([_node_list("5", _node("a", "2"))], watches=[])
+    refused.watches = [KubeError(422, "sendInitialEvents is forbidden", "Invalid")]
+    cache = Cache()
+    informers = InformerSet(refused, backoff=FastBackoff, min_watch_timeout=1)  # type: ignore[arg-type]
+    reflector = informers.add(NODES, NodeHandler(cache), decode_node)
+    informers.start()
+    try:
+        assert informers.wait_for_handlers_sync(10)
+        assert refused.idle.wait(10)
+        first = refused.watch_calls[0]
+        assert first["sendInitialEvents"] == "true" and first["resourceVersionMatch"] == "NotOlderThan"
+        assert "resourceVersion" not in first and first["allowWatchBookmarks"] == "true"
+        assert refused.list_calls == [{"limit": "500"}]
+        assert cache.get_node("a") is not None
+        assert reflector.stats.watch_lists == 0 and reflector.stats.lists == 1
+        assert refused.watch_calls[1]["resourceVersion"] == "5"  # the watch after the list
+    finally:
+        informers.stop()
+
+    added = lambda name, rv: {"type": "ADDED", "object": {**_node(name, rv), "kind": "Node"}}  # noqa: E731
+    broken = FakeClient([_node_list("7", _node("a", "2"), _node("c", "6"))], watches=[])
+    broken.watches = [[added("a", "2"), added("b", "3")]]  # no closing bookmark
+    cache = Cache()
+    informers = InformerSet(broken, backoff=FastBackoff, min_watch_timeout=1)  # type: ignore[arg-type]
+    reflector = informers.add(NODES, NodeHandler(cache), decode_node)
+    informers.start()
+    try:
+        assert informers.wait_for_handlers_sync(10)
+        assert broken.idle.wait(10)
+        assert len(broken.list_calls) == 1
+        assert cache.get_node("a") is not None and cache.get_node("c") is not None
+        assert cache.get_node("b") is None  # streamed, then gone from the list: deleted
+    finally:
+        informers.stop()
+
+    complete = FakeClient([_node_list("1")], watches=[])
+    complete.watches = [[added("a", "2"), _initial_events_end("4")]]
+    cache = Cache()
+    informers = InformerSet(complete, backoff=FastBackoff, min_watch_timeout=1)  # type: ignore[arg-type]
+    reflector = informers.add(NODES, NodeHandler(cache), decode_node)
+    informers.start()
+    try:
+        assert informers.wait_for_handlers_sync(10)
+        assert complete.idle.wait(10)
+        assert complete.list_calls == [] and reflector.stats.watch_lists == 1
+        assert reflector.resource_version == "4" and cache.get_node("a") is not None
+        assert (
+            complete.watch_calls[1]["resourceVersion"] == "4"
+        )  # the stream ended: re-watch from the bookmark
+    finally:
+        informers.stop()
+
+
+def test_the_watch_list_client_gate_turns_the_watch_list_off() -> None:
+    """``--feature-gates WatchListClient=false`` lists page by page, as kube-scheduler then does."""
+    fake = FakeClient([_node_list("3", _node("a", "2"))], watches=[])
+    try:
+        featuregates.DEFAULT.set("WatchListClient=false")
+        informers = InformerSet(fake, backoff=FastBackoff, min_watch_timeout=1)  # type: ignore[arg-type]
+        reflector = informers.add(NODES, NodeHandler(Cache()), decode_node)
+    finally:
+        featuregates.DEFAULT.reset()
+    assert not reflector.watch_list
+    informers.start()
+    try:
+        assert informers.wait_for_handlers_sync(10)
+        assert fake.idle.wait(10)
+        assert fake.list_calls == [{"limit": "500"}]
+        assert "sendInitialEvents" not in fake.watch_calls[0]
+    finally:
+        informers.stop()
+    assert InformerSet(fake).add(NODES, NodeHandler(Cache())).watch_list  # type: ignore[arg-type]  # on by default
 
 
 def test_stop_is_prompt_and_the_sync_check_names_waiting_resources(kc: KubeClient) -> None:

@@ -91,6 +91,50 @@ def test_json_object_and_json_array() -> None:
         assert [p.pod.key for p in state.pending] == ["default/p"]
 
 
+def test_running_pods_keep_the_slim_document_pending_pods_the_whole_one() -> None:
+    """A state file's running pods are cached as the informers cache them (issue 25: no
+    managedFields, env or statuses), while a pending pod keeps its whole manifest, which hints edit
+    and parse again."""
+    container = {
+        "name": "c",
+        "image": "x",
+        "env": [{"name": "A", "value": "1"}],
+        "resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}},
+    }
+
+    def pod(name: str, node: str) -> dict[str, object]:
+        spec: dict[str, object] = {"containers": [container]}
+        if node:
+            spec["nodeName"] = node
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "labels": {"app": "a"}, "managedFields": [{"manager": "kubectl"}]},
+            "spec": spec,
+            "status": {"phase": "Running" if node else "Pending", "podIP": "10.0.0.1"},
+        }
+
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1"},
+        "status": {"allocatable": {"cpu": "4"}},
+    }
+    state = parse_state(
+        json.dumps({"apiVersion": "v1", "kind": "List", "items": [node, pod("r", "n1"), pod("p", "")]})
+    )
+    [running] = state.running
+    assert "managedFields" not in running.raw["metadata"] and running.raw["metadata"]["labels"] == {
+        "app": "a"
+    }
+    assert running.raw["spec"]["containers"] == [{"resources": {"limits": {"cpu": "2"}}}]
+    assert running.raw["spec"]["nodeName"] == "n1" and "podIP" not in running.raw.get("status", {})
+    assert running.containers[0].requests == {"cpu": 1}  # what the engine counts is parsed whole
+    [pending] = state.pending
+    assert pending.pod.raw["spec"]["containers"] == [container]
+    assert pending.pod.raw["metadata"]["managedFields"] == [{"manager": "kubectl"}]
+
+
 def test_empty_documents_are_ignored_but_counted() -> None:
     state = state_of("---\n---\n" + pod_yaml("p"))
     # The leading "---" opens document 1 (empty), the second opens document 2 holding the pod.
