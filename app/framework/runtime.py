@@ -7,6 +7,8 @@ import heapq
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import add, mul
 from typing import Any, overload
 
 from app import metrics
@@ -681,9 +683,15 @@ class Framework:
                             plugin=pl.name,
                         )
                         return [], status
-            # Weighted totals, a whole plugin at a time (list operations, not a loop of dict writes).
-            totals = [0] * len(nodes)
+            # Weighted totals, a whole plugin at a time: map over operator.add/mul runs the
+            # per-node arithmetic in C (a comprehension per plugin cost as much as a scorer).
+            count = len(nodes)
+            totals: list[int] | None = None
             for pl, scores in zip(plugins, all_scores, strict=True):
+                if len(scores) != count:
+                    raise ValueError(
+                        f"Score plugin {pl.name} returned {len(scores)} scores for {count} nodes"
+                    )
                 name = pl.name
                 if scores and (max(scores) > MAX_NODE_SCORE or min(scores) < 0):
                     sc = next(sc for sc in scores if sc > MAX_NODE_SCORE or sc < 0)  # the first, as kube
@@ -695,12 +703,12 @@ class Framework:
                     )
                     return [], status
                 weight = self.score_weights[name]
-                if weight == 1:
-                    totals = [t + sc for t, sc in zip(totals, scores, strict=True)]
-                else:
-                    totals = [t + sc * weight for t, sc in zip(totals, scores, strict=True)]
+                weighted = scores if weight == 1 else map(mul, scores, repeat(weight, count))
+                totals = list(weighted) if totals is None else list(map(add, totals, weighted))
             return NodeScores(
-                [n.name for n in nodes], totals, ([pl.name for pl in plugins], all_scores)
+                [n.name for n in nodes],
+                totals if totals is not None else [0] * count,
+                ([pl.name for pl in plugins], all_scores),
             ), None
         finally:
             self._observe_point("Score", status, start)

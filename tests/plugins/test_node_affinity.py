@@ -515,3 +515,34 @@ def test_plugin_metadata() -> None:
     # No args at all behaves like empty args.
     p = NodeAffinity(None, FakeHandle())
     assert p.pre_filter(CycleState(), make_pod("p"), []) == (None, skip())
+
+
+IN_SHAPES = {
+    "one In": required(term([req("zone", "In", "z1", "z2")])),
+    "two In": required(term([req("zone", "In", "z1", "z2"), req("disk", "In", "ssd")])),
+    "In and NotIn": required(term([req("zone", "In", "z1"), req("disk", "NotIn", "hdd")])),
+    "two terms": required(term([req("zone", "In", "z1")]), term([req("disk", "In", "ssd")])),
+    "In and a field": required(term([req("zone", "In", "z1")], fields=[req(NAME_FIELD, "In", "node")])),
+    "empty term": required(term([])),
+}
+NODE_LABELS = [
+    {},
+    {"zone": "z1"},
+    {"zone": "z2", "disk": "ssd"},
+    {"zone": "z3", "disk": "ssd"},
+    {"disk": "hdd"},
+]
+
+
+@pytest.mark.parametrize("shape", IN_SHAPES, ids=str)
+def test_filter_agrees_with_the_selector_for_every_shape(shape: str) -> None:
+    """Filter's inline test of one term of In expressions rejects exactly the nodes the selector
+    does not match, and any other shape goes through the selector."""
+    pod = affinity_pod(IN_SHAPES[shape])
+    assert pod.node_affinity is not None and pod.node_affinity.required is not None
+    p, state = plugin(), CycleState()
+    p.pre_filter(state, pod, [])
+    for labels in NODE_LABELS:
+        matches = pod.node_affinity.required.matches("node", labels)
+        got = p.filter(state, pod, NodeInfo(node("node", labels)))
+        assert got == (None if matches else _pod_reason()), labels

@@ -783,3 +783,19 @@ def test_decoded_default_args() -> None:
     p = NodeResourcesFit(NodeResourcesFitArgs.decode(None, ""), FakeHandle())
     assert p.scorer.strategy == LEAST_ALLOCATED
     assert p.scorer.names == ("cpu", "memory")
+
+
+def test_filter_reads_each_cycles_own_request() -> None:
+    """Filter remembers the request of the last PreFilter next to its cycle state; a node checked
+    for another cycle (a dry run's clone, an earlier state) gets that cycle's own request."""
+    p = _plugin()
+    node_info = NodeInfo(_node(resources_list(10, 20, 32, 5, 20, 5)))
+    small, large = CycleState(), CycleState()
+    p.pre_filter(small, resource_pod(U(1, 1)), [])
+    p.pre_filter(large, resource_pod(U(11, 1)), [])
+    assert p.filter(small, resource_pod(U(1, 1)), node_info) is None
+    assert p.filter(small.clone(), resource_pod(U(1, 1)), node_info) is None
+    rejected = p.filter(large, resource_pod(U(11, 1)), node_info)
+    assert rejected is not None and rejected.reasons == ["Insufficient cpu"]
+    assert p.filter_all(large, resource_pod(U(11, 1)), [node_info, node_info]) == [rejected, rejected]
+    assert p.filter_all(small, resource_pod(U(1, 1)), [node_info]) is None

@@ -12,14 +12,17 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[int])
     left alone, or set to ``max_priority`` throughout when reversed. Scores are assumed non-negative,
     as in kube-scheduler. Always returns None (success).
     """
-    max_count = 0
-    for s in scores:
-        if s > max_count:
-            max_count = s
-    if max_count == 0:
+    max_count = max(scores, default=0)
+    if max_count <= 0:
         if reverse:
-            for i in range(len(scores)):
-                scores[i] = max_priority
+            scores[:] = [max_priority] * len(scores)
+        return None
+    if min(scores) >= 0:
+        # The common case, in one comprehension (this runs for every pod over every scored node).
+        if reverse:
+            scores[:] = [max_priority - max_priority * s // max_count for s in scores]
+        else:
+            scores[:] = [max_priority * s // max_count for s in scores]
         return None
     for i, s in enumerate(scores):
         product = max_priority * s

@@ -86,11 +86,28 @@ def _node_selector_errors(selector: NodeSelector) -> list[str]:
 class _PreFilterState(StateData):
     """``GetRequiredNodeAffinity``: the nodeSelector pairs and the required node selector (or None)."""
 
-    __slots__ = ("required", "selector")
+    __slots__ = ("required", "required_in", "selector")
 
     def __init__(self, selector: tuple[tuple[str, str], ...], required: NodeSelector | None) -> None:
         self.selector = selector
         self.required = required
+        self.required_in = _only_in_requirements(required)
+
+
+def _only_in_requirements(required: NodeSelector | None) -> tuple[tuple[str, frozenset[str]], ...] | None:
+    """The (key, values) pairs of ``required`` when it is one term of ``In`` label expressions only
+    (the common shape, scheduler_perf's among them): the node matches when each key's label is one
+    of its values, tested inline by Filter instead of through the selector's calls per node. None
+    for any other shape (several terms, fields, other operators, parse errors), which
+    :meth:`NodeSelector.matches` decides."""
+    if required is None or len(required.terms) != 1:
+        return None
+    term = required.terms[0]
+    if term.errors or term.match_fields or not term.match_expressions:
+        return None
+    if any(r.operator != "In" for r in term.match_expressions):
+        return None
+    return tuple((r.key, r.values) for r in term.match_expressions)
 
 
 def _required_node_affinity(pod: Pod) -> _PreFilterState:
@@ -193,6 +210,13 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
         for key, value in s.selector:
             if labels.get(key) != value:
                 return unresolvable(ERR_REASON_POD)
+        required_in = s.required_in
+        if required_in is not None:
+            # A missing label reads as None, in no set of values: no match, as an In requirement.
+            for key, values in required_in:
+                if labels.get(key) not in values:
+                    return unresolvable(ERR_REASON_POD)
+            return None
         required = s.required
         if required is not None and not required.matches(node.name, labels):
             return unresolvable(ERR_REASON_POD)

@@ -241,31 +241,16 @@ def _missing_state() -> Status:
     return Status(Code.ERROR, f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
 
 
-def _has_room(s: PreFilterState, node_info: NodeInfo, dra: DeviceClassResolver | None) -> bool:
-    """Whether ``node_info`` fits the request: :func:`fits_request` finding nothing, without building
-    its reasons (the tests it makes, stopping at the first miss)."""
-    alloc = node_info.allocatable
-    if len(node_info.pods) >= alloc.allowed_pod_number:
-        return False
-    if s.empty:
-        return True
-    used = node_info.requested
-    c, m, e = s.milli_cpu, s.memory, s.ephemeral_storage
-    if (
-        (c <= 0 or c <= alloc.milli_cpu - used.milli_cpu)
-        and (m <= 0 or m <= alloc.memory - used.memory)
-        and (e <= 0 or e <= alloc.ephemeral_storage - used.ephemeral_storage)
-    ):
-        if not s.scalars:
-            return True
-        alloc_scalar = alloc.scalar
-        used_scalar = used.scalar
-        return all(
-            q <= alloc_scalar.get(name, 0) - used_scalar.get(name, 0)
-            or _delegated_to_dra(name, alloc_scalar.get(name, 0), dra)
-            for name, q in s.scalars
-        )
-    return False
+def _has_scalar_room(s: PreFilterState, node_info: NodeInfo, dra: DeviceClassResolver | None) -> bool:
+    """Whether ``node_info`` has room for every scalar (extended) resource of the request, or leaves
+    it to DRA: :func:`fits_request`'s last test, without building its reasons."""
+    alloc_scalar = node_info.allocatable.scalar
+    used_scalar = node_info.requested.scalar
+    return all(
+        q <= alloc_scalar.get(name, 0) - used_scalar.get(name, 0)
+        or _delegated_to_dra(name, alloc_scalar.get(name, 0), dra)
+        for name, q in s.scalars
+    )
 
 
 def _status_from(insufficient: list[InsufficientResource]) -> Status:
@@ -305,6 +290,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             if dra_store is not None and featuregates.DEFAULT.enabled("DRAExtendedResource")
             else None
         )
+        self._last_request: tuple[CycleState, PreFilterState] | None = None
 
     # --- PreFilter / Filter --------------------------------------------------------------
 
@@ -312,35 +298,56 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
         """Compute the pod's request once for every Filter call of this attempt."""
-        state.write(
-            PRE_FILTER_STATE_KEY,
-            compute_pod_resource_request(pod, self.ignored_resources, self.ignored_resource_groups),
-        )
+        request = compute_pod_resource_request(pod, self.ignored_resources, self.ignored_resource_groups)
+        state.write(PRE_FILTER_STATE_KEY, request)
+        # Filter runs once per node with this very state: remember the request next to it, so
+        # that the node loop reads it without a state lookup. One tuple assignment, so a
+        # concurrent cycle (the extender's threads) sees a whole entry, its own or another's.
+        self._last_request = (state, request)
         return None, None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
-        """None when the node has room; else the reasons, Unresolvable if a request exceeds allocatable."""
-        s = state.get(PRE_FILTER_STATE_KEY)
-        if not isinstance(s, PreFilterState):
-            return _missing_state()
-        if _has_room(s, node_info, self.dra):
-            return None
+        """None when the node has room; else the reasons, Unresolvable if a request exceeds allocatable.
+
+        Whether the node has room is :func:`fits_request` finding nothing, tested inline without
+        building its reasons (this runs once per node: a call saved is a fifth of its time).
+        """
+        last = self._last_request
+        if last is not None and last[0] is state:
+            s = last[1]
+        else:
+            s = state.get(PRE_FILTER_STATE_KEY)
+            if not isinstance(s, PreFilterState):
+                return _missing_state()
+        alloc = node_info.allocatable
+        if len(node_info.pods) < alloc.allowed_pod_number:
+            if s.empty:
+                return None
+            used = node_info.requested
+            c = s.milli_cpu
+            m = s.memory
+            e = s.ephemeral_storage
+            if (
+                (c <= 0 or c <= alloc.milli_cpu - used.milli_cpu)
+                and (m <= 0 or m <= alloc.memory - used.memory)
+                and (e <= 0 or e <= alloc.ephemeral_storage - used.ephemeral_storage)
+                and (not s.scalars or _has_scalar_room(s, node_info, self.dra))
+            ):
+                return None
         return _status_from(fits_request(s, node_info, self.dra))
 
     def filter_all(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> list[Status | None] | None:
-        """:meth:`filter` on each node, the pod's request read once; None when all have room."""
-        s = state.get(PRE_FILTER_STATE_KEY)
-        if not isinstance(s, PreFilterState):
-            return [_missing_state() for _ in nodes]
+        """:meth:`filter` on each node; None when all have room."""
         verdicts: list[Status | None] | None = None
-        dra = self.dra
+        check = self.filter
         for index, info in enumerate(nodes):
-            if not _has_room(s, info, dra):
+            status = check(state, pod, info)
+            if status is not None:
                 if verdicts is None:
                     verdicts = [None] * len(nodes)
-                verdicts[index] = _status_from(fits_request(s, info, dra))
+                verdicts[index] = status
         return verdicts
 
     # --- queueing hints ------------------------------------------------------------------
