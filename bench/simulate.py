@@ -217,6 +217,13 @@ def main() -> None:
     if table is not None and ("simulate", "json", "json") in by:
         ratio = by["simulate", "json", "json"][1] / table[1]
         print(f"-o json / -o table, peak RSS: {ratio:.2f}x (target at most 1.5x)")
+    capacity = by.get(("capacity", "json", "table"))
+    if capacity is not None:
+        before = [cpu for v, c, _, _, _, cpu, _ in rows if v == "baseline" and c == "capacity"]
+        versus = (
+            f", {before[0] / capacity[0]:.1f}x less than the baseline's {before[0]:.1f} s" if before else ""
+        )
+        print(f"capacity, CPU time: {capacity[0]:.1f} s{versus} (target under 30 s)")
 
 
 if __name__ == "__main__":

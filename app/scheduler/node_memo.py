@@ -285,12 +285,12 @@ class NodeMemo:
         """Make every verdict current: all nodes' after a reset, else those of the nodes changed
         since (their generation moved). An Error is not a verdict to keep: its node is asked again."""
         nodes, generations, verdicts = self.nodes or [], self.filter_generations, self.verdicts
-        positions: Sequence[int]
+        positions: Sequence[int] = range(len(nodes))
         if self.complete:
             index_of = self._index_of
-            positions = [index_of[id(n)] for n in self._changed]
-        else:
-            positions = range(len(nodes))
+            changed = [index_of.get(id(n), -1) for n in self._changed]
+            if -1 not in changed:  # else a node not of this list: check them all, to be safe
+                positions = changed
         self._changed = []
         errors = False
         for i in positions:
