@@ -18,12 +18,20 @@ class StateData:
 class CycleState:
     """Key/value store for one scheduling attempt (``framework.CycleState``)."""
 
-    __slots__ = ("_data", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = (
+        "_data",
+        "record_plugin_metrics",
+        "skip_filter_plugins",
+        "skip_pre_bind_plugins",
+        "skip_score_plugins",
+    )
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        # The PreBind plugins whose PreBindPreFlight said Skip: their PreBind is not called.
+        self.skip_pre_bind_plugins: set[str] = set()
         self.record_plugin_metrics = False
 
     def read(self, key: str) -> Any:
@@ -48,5 +56,6 @@ class CycleState:
         copy._data = {k: (v.clone() if isinstance(v, StateData) else v) for k, v in self._data.items()}
         copy.skip_filter_plugins = set(self.skip_filter_plugins)
         copy.skip_score_plugins = set(self.skip_score_plugins)
+        copy.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
         copy.record_plugin_metrics = self.record_plugin_metrics
         return copy

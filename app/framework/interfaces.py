@@ -335,6 +335,15 @@ class PreBindPlugin(Plugin):
         """Prepare the binding."""
         raise NotImplementedError
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """``PreBindPreFlight``: whether :meth:`pre_bind` has work for ``pod`` on ``node_name``.
+
+        Success (None) when it has, Skip when it has not (its PreBind is then not called), an
+        Error when the cycle state is unusable; any other code is refused as kube-scheduler
+        refuses it. kube's interface makes every PreBind plugin say; a plugin that does not is
+        taken to have work (so the pod is nominated to its node before PreBind runs)."""
+        return None
+
 
 class BindPlugin(Plugin):
     """Binds the pod; return Skip to leave it to the next bind plugin."""

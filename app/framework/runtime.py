@@ -763,10 +763,49 @@ class Framework:
             return wait_status, wait
         return None, 0.0
 
+    def run_pre_bind_pre_flights(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """``RunPreBindPreFlights``: None (Success) when any PreBind plugin has work for ``pod`` on
+        ``node_name``, Skip when none has (also when there are no PreBind plugins), or an Error.
+
+        The plugins that said Skip are remembered in ``state``: :meth:`run_pre_bind_plugins` leaves
+        them out, as kube-scheduler does."""
+        start = time.perf_counter()
+        status: Status | None = Status(Code.SKIP)
+        skipped: set[str] = set()
+        for pl in self.pre_bind:
+            s = self._call(state, "PreBindPreFlight", pl.name, pl.pre_bind_pre_flight, state, pod, node_name)
+            if s is None or s.is_success():
+                status = None
+            elif s.code is Code.SKIP:
+                skipped.add(pl.name)
+            elif s.code is Code.ERROR:
+                status = Status(
+                    Code.ERROR, f'running PreBindPreFlight "{pl.name}": {s.message()}', plugin=pl.name
+                )
+                break
+            else:
+                status = Status(
+                    Code.ERROR,
+                    f'PreBindPreFlight {pl.name} returned "{s.code.label}", which is unsupported. '
+                    "It is supposed to return Success, Skip, or Error status",
+                    plugin=pl.name,
+                )
+                break
+        else:
+            state.skip_pre_bind_plugins = skipped
+        self._observe_point("PreBindPreFlight", status, start)
+        return status
+
     def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        """The first failing PreBind status, or None."""
+        """The first failing PreBind status, or None; plugins whose PreBindPreFlight said Skip are
+        not called."""
+        skipped = state.skip_pre_bind_plugins
         return self._first_failure(
-            state, "PreBind", [(pl.name, pl.pre_bind) for pl in self.pre_bind], pod, node_name
+            state,
+            "PreBind",
+            [(pl.name, pl.pre_bind) for pl in self.pre_bind if pl.name not in skipped],
+            pod,
+            node_name,
         )
 
     def _first_failure(

@@ -220,6 +220,26 @@ class PodStatusWriter:
         except KubeError as err:
             logs.error("Error updating pod", pod=pod.key, err=err.message)
 
+    def nominate_for_binding(self, pod: Pod, node_name: str) -> None:
+        """The binding cycle's ``updatePod`` under NominatedNodeNameForExpectation: set
+        ``status.nominatedNodeName`` to the node the pod is about to be bound to (no request when it
+        already says so). A failed write is logged and binding goes on, as in kube-scheduler."""
+        old = _status_of(pod)
+        if (old.get(_NOMINATED) or "") == node_name:
+            return
+        logs.info(
+            "Updating pod condition and nominated node name", 3, pod=pod.key, nominatedNodeName=node_name
+        )
+        try:
+            self.patch_status(pod, {**old, _NOMINATED: node_name})
+        except KubeError as err:
+            logs.error(
+                "Failed to update the nominated node name in the binding cycle",
+                pod=pod.key,
+                nominatedNodeName=node_name,
+                err=err.message,
+            )
+
     def set_condition(self, pod: Pod, condition_type: str, status: str, reason: str, message: str) -> bool:
         """Add or update one condition of ``pod``; False (and no request) when it is already so.
         Raises :class:`KubeError` when the write fails (404: the pod is gone)."""

@@ -8,11 +8,11 @@ import dataclasses
 import random
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast, runtime_checkable
 
-from app import logs, metrics
+from app import featuregates, logs, metrics
 from app.api.objects import Pod
 from app.api.resource import API_VERSION as RESOURCE_API_VERSION
 from app.backend.cache.cache import Cache
@@ -395,6 +395,8 @@ class Engine:
             self.volume_writer = ObjectsVolumeWriter(self.objects)
         self.handle = _Handle(self, self.objects, self.binder, cfg.parallelism)
         self.profiles: dict[str, Framework] = build_profiles(cfg, registry, self.handle)
+        # NominatedNodeNameForExpectation: the binding cycle asks PreBindPreFlight first.
+        self.nominate_for_expectation = featuregates.DEFAULT.enabled("NominatedNodeNameForExpectation")
 
     def framework_for(self, pod: Pod) -> Framework | None:
         """The profile named by ``spec.schedulerName``."""
@@ -520,14 +522,35 @@ class Engine:
             reserved=_reservations(fwk, state, host),
         )
 
-    def binding_cycle(self, fwk: Framework, state: CycleState, pod: Pod, attempt: Attempt) -> Attempt:
-        """bindingCycle: PreBind, Bind, then FinishBinding and PostBind; on failure Unreserve and
-        forget the assumed pod, and return an "Error" attempt with the failing status's message."""
+    def binding_cycle(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: Pod,
+        attempt: Attempt,
+        nominate: Callable[[Pod, str], None] | None = None,
+    ) -> Attempt:
+        """bindingCycle: PreBindPreFlight, PreBind, Bind, then FinishBinding and PostBind; on
+        failure Unreserve and forget the assumed pod, and return an "Error" attempt with the
+        failing status's message.
+
+        With NominatedNodeNameForExpectation (on in v1.36), when a PreBind plugin has work for the
+        pod (DRA claims to write, volumes to bind), ``nominate(pod, host)`` is called before PreBind
+        runs: ``berth run`` writes ``status.nominatedNodeName`` there, telling other components
+        (the cluster autoscaler) where the pod is about to go, as kube-scheduler does."""
         host = attempt.node or ""
         assumed = attempt.assumed
         if assumed is None or assumed.node_name != host:
             assumed = dataclasses.replace(pod, node_name=host)
-        status: Status | None = fwk.run_pre_bind_plugins(state, assumed, host)
+        status: Status | None = None
+        if self.nominate_for_expectation:
+            status = fwk.run_pre_bind_pre_flights(state, assumed, host)
+            if status is None and nominate is not None:
+                nominate(assumed, host)
+            elif status is not None and status.code is Code.SKIP:
+                status = None
+        if status is None:
+            status = fwk.run_pre_bind_plugins(state, assumed, host)
         if status is None:
             by_extender, status = self._extenders_binding(assumed, host)
             if not by_extender:

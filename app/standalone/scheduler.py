@@ -66,6 +66,10 @@ class StatusSink(Protocol):
         """PodScheduled=False with ``reason``/``message``; set (or with "" clear) the nomination."""
         ...
 
+    def nominate_for_binding(self, pod: Pod, node_name: str) -> None:
+        """Set ``status.nominatedNodeName`` to ``node_name`` before PreBind; failures only logged."""
+        ...
+
 
 class Scheduler:
     """ScheduleOne in a loop over an engine and a queue, with asynchronous binding."""
@@ -211,7 +215,7 @@ class Scheduler:
         binding = metrics.GOROUTINES.labels(metrics.BINDING)  # a binding worker busy: kube's goroutine
         binding.inc()
         try:
-            bound = self.engine.binding_cycle(fwk, state, pod, attempt)
+            bound = self.engine.binding_cycle(fwk, state, pod, attempt, self.status.nominate_for_binding)
         finally:
             binding.dec()
         self.traces.record(bound, self._node_names, qpi.attempts)

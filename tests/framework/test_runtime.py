@@ -116,6 +116,9 @@ class _Behaviour:
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         return self._answer("pre_bind", None)
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        return self._answer("pre_bind_pre_flight", None)
+
     def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         return self._answer("bind", None)
 
@@ -1099,6 +1102,50 @@ def test_pre_bind_first_failure() -> None:
     )
     s = rejecting.run_pre_bind_plugins(CycleState(), POD, "node")
     assert s is not None and (s.code, s.plugin) == (Code.UNSCHEDULABLE, "r")
+
+
+PRE_FLIGHT_CASES = [
+    # (name, each plugin's PreBindPreFlight answer, want (code, message) or None, PreBind calls)
+    ("no PreBind plugins: Skip", [], (Code.SKIP, ""), []),
+    ("all skip", [("a", Status(Code.SKIP)), ("b", Status(Code.SKIP))], (Code.SKIP, ""), []),
+    ("one has work", [("a", Status(Code.SKIP)), ("b", None)], None, ["b.pre_bind"]),
+    (
+        "an error names the plugin",
+        [("a", None), ("b", Status(Code.ERROR, "state missing"))],
+        (Code.ERROR, 'running PreBindPreFlight "b": state missing'),
+        ["a.pre_bind", "b.pre_bind"],
+    ),
+    (
+        "a rejection is unsupported",
+        [("a", Status(Code.UNSCHEDULABLE, "no"))],
+        (
+            Code.ERROR,
+            'PreBindPreFlight a returned "Unschedulable", which is unsupported. '
+            "It is supposed to return Success, Skip, or Error status",
+        ),
+        ["a.pre_bind"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("answers", "want", "pre_binds"),
+    [c[1:] for c in PRE_FLIGHT_CASES],
+    ids=[c[0] for c in PRE_FLIGHT_CASES],
+)
+def test_pre_bind_pre_flights(
+    answers: list[tuple[str, Status | None]], want: tuple[Code, str] | None, pre_binds: list[str]
+) -> None:
+    # RunPreBindPreFlights: Success if any plugin has work, Skip if none; the skipped ones' PreBind
+    # is not called (an error or refused code stops the binding cycle before PreBind in kube).
+    plugins = [make(n, PreBindPlugin, pre_bind_pre_flight=a) for n, a in answers]
+    fw = framework(plugins, {"preBind": [n for n, _ in answers]})
+    state = CycleState()
+    s = fw.run_pre_bind_pre_flights(state, POD, "node")
+    assert (None if s is None else (s.code, s.message())) == want
+    CALLS.clear()
+    assert fw.run_pre_bind_plugins(state, POD, "node") is None
+    assert pre_binds == CALLS
 
 
 BIND_CASES = [

@@ -322,3 +322,19 @@ def test_identical_statuses_need_no_patch() -> None:
         )
         is None
     )
+
+
+@pytest.mark.kube
+def test_nomination_before_prebind_is_written_once(
+    kc: CountingClient, writer: PodStatusWriter, namespace: str
+) -> None:
+    # NominatedNodeNameForExpectation: the binding cycle tells other components where the pod goes.
+    pod = make_pod(kc, namespace, "p")
+    kc.sent.clear()
+    writer.nominate_for_binding(pod, "n1")
+    assert [(m, p) for m, p, _ in kc.sent] == [("PATCH", f"/api/v1/namespaces/{namespace}/pods/p/status")]
+    pod = reread(kc, pod)
+    assert pod.raw["status"]["nominatedNodeName"] == "n1"
+    kc.sent.clear()
+    writer.nominate_for_binding(pod, "n1")
+    assert kc.sent == []

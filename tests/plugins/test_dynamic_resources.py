@@ -432,3 +432,23 @@ def test_shared_claim_allocated_and_reserved_for_another_pod_is_used_and_reserve
     assert stored is not None and [r.uid for r in stored.reserved_for] == ["first-uid", POD_UID]
     # Reserved for someone else too: PostFilter does not deallocate it.
     assert pl.post_filter(state, p, NodeToStatus())[1] == Status(Code.UNSCHEDULABLE, STILL_NOT_SCHEDULABLE)
+
+
+def test_binding_cycle_nominates_a_pod_whose_claims_prebind_writes_and_not_a_plain_one() -> None:
+    # NominatedNodeNameForExpectation (on in v1.36): DynamicResources' PreBindPreFlight says it has
+    # work, so berth run writes status.nominatedNodeName before PreBind; a pod without claims
+    # makes every PreBind plugin skip and is bound without it.
+    e = engine(pending_claim(), device_class_raw(), worker_slice())
+    nominated: list[tuple[str, str]] = []
+
+    def bind(p: Pod) -> str:
+        fw = e.framework_for(p)
+        assert fw is not None
+        state = e.new_cycle_state()
+        attempt = e.scheduling_cycle(fw, state, p)
+        bound = e.binding_cycle(fw, state, p, attempt, lambda q, node: nominated.append((q.name, node)))
+        return bound.status
+
+    assert bind(pod_with_claim_name()) == "Scheduled"
+    assert bind(pod("plain", "9999")) == "Scheduled"
+    assert nominated == [(pod_with_claim_name().name, WORKER)]

@@ -19,6 +19,9 @@ class _NoStatus:
     ) -> None:
         raise AssertionError("no pod is scheduled in these tests")
 
+    def nominate_for_binding(self, pod: object, node_name: str) -> None:
+        raise AssertionError("no pod is bound in these tests")
+
 
 def _scheduler() -> Scheduler:
     registry = in_tree_registry()

@@ -647,6 +647,13 @@ class DynamicResources(
 
     # --- PreBind --------------------------------------------------------------------------------------
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """PreBind has work when the pod has claims (to allocate, reserve or just check)."""
+        s = state.get(STATE_KEY)
+        if not isinstance(s, _State):
+            return error("not found")
+        return None if s.claims else skip()
+
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """Write each claim's allocation and the pod's reservation; wait for binding conditions."""
         s = state.get(STATE_KEY)

@@ -278,6 +278,17 @@ class VolumeBinding(
         if volumes is not None:
             self.binder.revert_assumed_pod_volumes(volumes)
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """PreBind has work unless Reserve found every volume bound."""
+        s = state.get(STATE_KEY)
+        if not isinstance(s, _State):
+            return error(f'reading "{STATE_KEY}" from cycleState: not found')
+        if s.all_bound:
+            return skip()
+        if node_name not in s.pod_volumes_by_node:
+            return error(f'no pod volume found for node "{node_name}"')
+        return None
+
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """Write the bindings and wait until the claims are bound."""
         s = state.get(STATE_KEY)
