@@ -131,6 +131,10 @@ class ActiveQueue:
                 out.append(entry.event)
         return out
 
+    def any_in_flight(self) -> bool:
+        """Whether some pod is in flight (events are then logged for it)."""
+        return bool(self._in_flight)
+
     def add_event_if_any_in_flight(self, old_obj: object, new_obj: object, event: ClusterEvent) -> bool:
         """Log ``event`` when some pod is in flight (``addEventIfAnyInFlight``)."""
         if not self._in_flight:

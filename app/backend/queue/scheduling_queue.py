@@ -283,6 +283,10 @@ class PriorityQueue:
     ) -> None:
         """A cluster event: requeue the unschedulable pods (passing ``pre_check``) a hint says it may help."""
         with self._cond:
+            if not self._unschedulable and not self._active.any_in_flight():
+                # Nothing to move and nothing to log it for: the informers' initial lists (every
+                # bound pod an AssignedPod/Add) pass here once per object.
+                return
             if self._is_event_of_interest(event):
                 if event.is_wildcard() or logs.enabled(5):
                     # Every pod: a wildcard concerns all, and -v=5 logs each pod the event skips.

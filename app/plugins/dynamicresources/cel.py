@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-import cel
-
 from app.api.quantity import QUANTITY_FORMAT_MESSAGE, parse_quantity_string
 from app.api.resource import Device, DeviceAttribute
 from app.plugins.dynamicresources.celast import CelSyntaxError, Node, parse
@@ -362,7 +360,7 @@ class CompiledSelector:
             else:
                 if isinstance(walked, bool):
                     return walked
-        context = cel.Context(variables={"device": device}, functions=_FUNCTIONS)
+        context = _interpreter().Context(variables={"device": device}, functions=_FUNCTIONS)
         try:
             result = self.program.execute(context)
         except KeyError as err:
@@ -417,6 +415,15 @@ def _cel_type_name(value: object) -> str:
     }.get(type(value), type(value).__name__)
 
 
+def _interpreter() -> Any:
+    """The ``cel`` interpreter module, imported on first use: its package imports its command line
+    and prompt_toolkit with it, about a third of a second that ``berth run`` would otherwise spend
+    before its informers start, for clusters that may never see a DRA selector."""
+    import cel
+
+    return cel
+
+
 def compile_selector(expression: str, list_type_attributes: bool = False) -> CompiledSelector:
     """Compile ``expression`` in the DRA environment; the result carries any compile error.
 
@@ -424,7 +431,7 @@ def compile_selector(expression: str, list_type_attributes: bool = False) -> Com
     macros may range over them) rather than the unknown type, and a dyn result is accepted.
     """
     try:
-        program = cel.compile(expression)
+        program = _interpreter().compile(expression)
     except Exception as err:  # a syntax error: ValueError with the parser's report
         report = str(err)
         if report.startswith("Failed to parse expression") and ": ERROR:" in report:
