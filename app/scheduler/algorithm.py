@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import cast
 
 from app import logs, metrics
@@ -269,10 +270,11 @@ class Algorithm:
         ):
             to_find = 1
         start = self.next_start_node_index % n
-        order = [*nodes[start:], *nodes[:start]] if start else nodes
         filters = fwk.active_filters(state)
         if not filters:
-            feasible.extend(order[:to_find])
+            feasible.extend(nodes[start : start + to_find])
+            if len(feasible) < to_find and start:
+                feasible.extend(nodes[: min(start, to_find - len(feasible))])
             return feasible
         if memo is not None and (self._nominated_lookup() is not None or not memo.filters_local(filters)):
             memo = None
@@ -288,7 +290,7 @@ class Algorithm:
                         fwk, state, pod, diagnosis, memo, start, filters, to_find, feasible, failed_by
                     )
                 return self._filter_nodes(
-                    fwk, state, pod, diagnosis, order, filters, to_find, feasible, failed_by
+                    fwk, state, pod, diagnosis, nodes, start, filters, to_find, feasible, failed_by
                 )
             timed = TimedFilters(filters)
             try:
@@ -297,7 +299,7 @@ class Algorithm:
                         fwk, state, pod, diagnosis, memo, start, timed.plugins, to_find, feasible, failed_by
                     )
                 return self._filter_nodes(
-                    fwk, state, pod, diagnosis, order, timed.plugins, to_find, feasible, failed_by
+                    fwk, state, pod, diagnosis, nodes, start, timed.plugins, to_find, feasible, failed_by
                 )
             finally:
                 timed.flush()
@@ -312,18 +314,25 @@ class Algorithm:
         state: CycleState,
         pod: Pod,
         diagnosis: Diagnosis,
-        order: Sequence[NodeInfo],
+        nodes: Sequence[NodeInfo],
+        start: int,
         filters: Sequence[FilterPlugin],
         to_find: int,
         feasible: list[NodeInfo],
         failed_by: dict[tuple[str, str], int],
     ) -> list[NodeInfo]:
-        """Run ``filters`` on ``order`` until ``to_find`` nodes fit; rejections are counted in
-        ``failed_by`` by plugin and status code (for the Filter metrics)."""
+        """Run ``filters`` on ``nodes`` from index ``start`` round to ``start - 1`` until ``to_find``
+        nodes fit; rejections are counted in ``failed_by`` by plugin and status code (for the
+        Filter metrics).
+
+        The nodes are read by index rather than from a rotated copy: a copy of a 5000-node list
+        per pod touches every NodeInfo (its reference count) while the loop usually stops after a
+        tenth of them."""
         nominated = self._nominated_lookup()
         run = fwk.run_filter_plugins
         success = Code.SUCCESS
-        for info in order:
+        for index in chain(range(start, len(nodes)), range(start)):
+            info = nodes[index]
             status: Status | None = None
             if nominated is None:
                 # The common case: run_filter_plugins' loop inline (a call per node costs a fifth
