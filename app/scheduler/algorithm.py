@@ -34,6 +34,7 @@ from app.framework.runtime import (
 )
 from app.framework.status import Code, Status
 from app.framework.types import NodeInfo, PodInfo
+from app.plugins.nodename.node_name import NodeName
 from app.scheduler.fit_error import ERR_NO_NODES_AVAILABLE, Diagnosis, FitError
 from app.scheduler.node_memo import NodeMemo, NodeMemos
 
@@ -289,8 +290,12 @@ class Algorithm:
                     return self._filter_remembered(
                         fwk, state, pod, diagnosis, memo, start, filters, to_find, feasible, failed_by
                     )
+                # Plugins that pass every node for this pod are not called; the metrics below are
+                # derived from ``filters``, so they count them as kube-scheduler's calls do. A
+                # cycle that samples plugin durations calls them all, to time them.
+                deciding = _filters_that_can_reject(filters, pod)
                 return self._filter_nodes(
-                    fwk, state, pod, diagnosis, nodes, start, filters, to_find, feasible, failed_by
+                    fwk, state, pod, diagnosis, nodes, start, deciding, to_find, feasible, failed_by
                 )
             timed = TimedFilters(filters)
             try:
@@ -526,6 +531,24 @@ class Algorithm:
             best = max(s.total for s in scores)
             top = [s.name for s in scores if s.total == best]
         return top[0] if len(top) == 1 else self.rng.choice(top)
+
+
+_PASSES_EVERY_NODE: dict[type[FilterPlugin], Callable[[Pod], bool]] = {
+    # nodename.Fits: a pod that names no node fits every node. kube-scheduler's NodeName has no
+    # PreFilter, so it calls Filter on every node and gets Success: nothing a result can show.
+    NodeName: lambda pod: not pod.node_name,
+}
+"""Filter plugins whose Filter passes every node for a pod the predicate holds for, decided from
+the pod alone (nothing in the node or the cycle state can make them reject it)."""
+
+
+def _filters_that_can_reject(filters: Sequence[FilterPlugin], pod: Pod) -> Sequence[FilterPlugin]:
+    """``filters`` without those that pass every node for ``pod`` (see ``_PASSES_EVERY_NODE``),
+    in order; ``filters`` itself when none can be left out."""
+    passing = [pl for pl in filters if (test := _PASSES_EVERY_NODE.get(type(pl))) is not None and test(pod)]
+    if not passing:
+        return filters
+    return [pl for pl in filters if pl not in passing]
 
 
 def _reject(
