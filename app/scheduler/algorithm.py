@@ -525,8 +525,11 @@ class Algorithm:
     def select_host(self, scores: Sequence[NodeScore]) -> str:
         """A node with the highest total, chosen uniformly at random among ties."""
         if isinstance(scores, NodeScores):  # the plain lists: no NodeScore object is made
-            best = max(scores.totals)
-            top = [name for name, total in zip(scores.names, scores.totals, strict=True) if total == best]
+            totals = scores.totals
+            best = max(totals)
+            if totals.count(best) == 1:  # the usual case, found in C without a loop over the nodes
+                return scores.names[totals.index(best)]
+            top = [name for name, total in zip(scores.names, totals, strict=True) if total == best]
         else:
             best = max(s.total for s in scores)
             top = [s.name for s in scores if s.total == best]
