@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
-from operator import add, mul
+from operator import add, attrgetter, mul
 from typing import Any, overload
 
 from app import metrics
@@ -51,6 +51,18 @@ MAX_PERMIT_TIMEOUT = 15 * 60.0
 
 # The extension points whose rejections the queue remembers (``shouldHaveEnqueueExtensions``).
 _CAN_REJECT = (PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, ReservePlugin, PermitPlugin)
+
+
+_NODE_OBJECT_NAME = attrgetter("node.name")
+
+
+def _node_names(nodes: Sequence[NodeInfo]) -> list[str]:
+    """The names of ``nodes``, in order: read in C through ``node.name`` (the ``NodeInfo.name``
+    property is a Python call per node), or through the property when a NodeInfo has no node."""
+    try:
+        return list(map(_NODE_OBJECT_NAME, nodes))
+    except AttributeError:  # a ghost (pods left on a deleted node): its name is ""
+        return [n.name for n in nodes]
 
 
 class FrameworkError(ValueError):
@@ -706,7 +718,7 @@ class Framework:
                 weighted = scores if weight == 1 else map(mul, scores, repeat(weight, count))
                 totals = list(weighted) if totals is None else list(map(add, totals, weighted))
             return NodeScores(
-                [n.name for n in nodes],
+                _node_names(nodes),
                 totals if totals is not None else [0] * count,
                 ([pl.name for pl in plugins], all_scores),
             ), None

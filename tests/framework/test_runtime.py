@@ -923,6 +923,15 @@ def test_score_weights(refs: list[tuple[PluginRef, dict[str, int]]], want: list[
     assert scores[0].plugin_scores == {ref.name: sc["node1"] for ref, sc in refs}
 
 
+def test_scores_are_named_by_node_and_a_ghost_by_the_empty_name() -> None:
+    fw = framework([make("s1", ScorePlugin, score=3)], {"score": [PluginRef("s1", 1)]})
+    scores, _ = fw.run_score_plugins(CycleState(), POD, NODES)
+    assert [s.name for s in scores] == ["node1", "node2"]
+    ghost = NodeInfo()  # pods left on a deleted node: no Node object
+    scores, _ = fw.run_score_plugins(CycleState(), POD, [NODES[0], ghost])
+    assert [(s.name, s.total) for s in scores] == [("node1", 3), ("", 3)]
+
+
 def test_score_point_weight_wins_over_multi_point() -> None:
     plugin = make("s1", ScorePlugin, score=2)
     fw = framework([plugin], {"multiPoint": [PluginRef("s1", 7)], "score": [PluginRef("s1", 2)]})

@@ -24,7 +24,7 @@ from app.framework.interfaces import (
     ScorePlugin,
 )
 from app.framework.registry import Registry
-from app.framework.runtime import Framework, NodeScore, PluginRef, ProfileSpec
+from app.framework.runtime import Framework, NodeScore, NodeScores, PluginRef, ProfileSpec
 from app.framework.status import Code, Status
 from app.framework.types import NodeInfo, PodInfo
 from app.scheduler.algorithm import (
@@ -449,9 +449,16 @@ def test_nominated_pods_of_higher_priority_are_counted() -> None:
         ([("node1.1", 3)], {"node1.1"}),
     ],
 )
-def test_select_host_picks_among_ties(scores: list[tuple[str, int]], possible: set[str]) -> None:
+@pytest.mark.parametrize("columns", [False, True], ids=["NodeScore list", "NodeScores columns"])
+def test_select_host_picks_among_ties(
+    scores: list[tuple[str, int]], possible: set[str], columns: bool
+) -> None:
     alg = algorithm([], seed=1)
-    node_scores = [NodeScore(n, s) for n, s in scores]
+    node_scores: Sequence[NodeScore] = (
+        NodeScores([n for n, _ in scores], [s for _, s in scores], ([], []))
+        if columns
+        else [NodeScore(n, s) for n, s in scores]
+    )
     chosen = {alg.select_host(node_scores) for _ in range(200)}
     assert chosen == possible  # every tied node is chosen sometimes; no lower-scored one ever
 
