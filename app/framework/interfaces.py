@@ -252,6 +252,13 @@ class FilterPlugin(Plugin):
         verdict = self.filter
         return [verdict(state, pod, info) for info in nodes]
 
+    def passes_every_node(self, pod: Pod) -> bool:
+        """Whether :meth:`filter` passes every node for ``pod``, decided from the pod alone (nothing
+        in a node or the cycle state could make it reject). The algorithm then leaves the plugin out
+        of the per-node loop of an unsampled cycle; it is still counted as evaluated, as kube counts
+        it. Only for plugins without a PreFilter that could say Skip instead (kube's NodeName)."""
+        return False
+
 
 @dataclass(slots=True)
 class PostFilterResult:

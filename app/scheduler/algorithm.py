@@ -34,7 +34,6 @@ from app.framework.runtime import (
 )
 from app.framework.status import Code, Status
 from app.framework.types import NodeInfo, PodInfo
-from app.plugins.nodename.node_name import NodeName
 from app.scheduler.fit_error import ERR_NO_NODES_AVAILABLE, Diagnosis, FitError
 from app.scheduler.node_memo import NodeMemo, NodeMemos
 
@@ -536,19 +535,10 @@ class Algorithm:
         return top[0] if len(top) == 1 else self.rng.choice(top)
 
 
-_PASSES_EVERY_NODE: dict[type[FilterPlugin], Callable[[Pod], bool]] = {
-    # nodename.Fits: a pod that names no node fits every node. kube-scheduler's NodeName has no
-    # PreFilter, so it calls Filter on every node and gets Success: nothing a result can show.
-    NodeName: lambda pod: not pod.node_name,
-}
-"""Filter plugins whose Filter passes every node for a pod the predicate holds for, decided from
-the pod alone (nothing in the node or the cycle state can make them reject it)."""
-
-
 def _filters_that_can_reject(filters: Sequence[FilterPlugin], pod: Pod) -> Sequence[FilterPlugin]:
-    """``filters`` without those that pass every node for ``pod`` (see ``_PASSES_EVERY_NODE``),
-    in order; ``filters`` itself when none can be left out."""
-    passing = [pl for pl in filters if (test := _PASSES_EVERY_NODE.get(type(pl))) is not None and test(pod)]
+    """``filters`` without those that pass every node for ``pod``
+    (:meth:`FilterPlugin.passes_every_node`), in order; ``filters`` itself when none can be left out."""
+    passing = [pl for pl in filters if pl.passes_every_node(pod)]
     if not passing:
         return filters
     return [pl for pl in filters if pl not in passing]

@@ -41,6 +41,11 @@ class NodeName(FilterPlugin, EnqueueExtensions):
             return None
         return [None if info.name == wanted else unresolvable(ERR_REASON) for info in nodes]
 
+    def passes_every_node(self, pod: Pod) -> bool:
+        """A pod that names no node fits every node; kube's NodeName has no PreFilter to Skip with, so
+        it calls Filter on every node and gets Success, which no result can tell from not calling it."""
+        return not pod.node_name
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """Only a node added can be the one the pod names; no hint: retried after backoff."""
         return [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD))]
