@@ -18,6 +18,8 @@ from app.api.selectors import NodeSelectorTerm, Requirement
 from app.framework.runtime import Framework
 from app.framework.status import Status
 from app.framework.types import NodeInfo
+from app.plugins.dynamicresources.allocator import RequestShortfall
+from app.plugins.dynamicresources.plugin import DynamicResources
 from app.plugins.noderesources.fit import PreFilterState, compute_pod_resource_request, fits_request
 from app.plugins.nodevolumelimits.csi import NodeVolumeLimits
 
@@ -206,6 +208,49 @@ def volume_limit_details(fwk: Framework) -> Callable[[Pod, NodeInfo], list[str]]
     return details
 
 
+def _shortfall(short: RequestShortfall) -> str:
+    where = f"claim {short.claim}, request {short.request}"
+    if short.error:
+        return f"{where}: {short.error}"
+    if short.matching == 0:
+        return f"{where}: no device of class {short.device_class} on the node matches"
+    wanted = "all matching devices" if short.requested is None else f"{short.requested} device(s)"
+    return (
+        f"{where}: requests {wanted} of class {short.device_class}, "
+        f"{short.matching} match on the node, {short.free} free"
+    )
+
+
+def dra_details(fwk: Framework, pod: Pod, nodes: Sequence[NodeInfo]) -> Callable[[Pod, NodeInfo], list[str]]:
+    """Per-node DynamicResources details from the plugin's own PreFilter state and allocator: the
+    requests that cannot be met on the node (no matching device, or fewer free than requested, with
+    the counts), allocated claims the node cannot reach, or that every request alone fits and only
+    their combination (constraints, devices two requests both want) does not."""
+    plugin = _plugin(fwk, "DynamicResources")
+    explain = plugin.explainer(pod, nodes) if isinstance(plugin, DynamicResources) else None
+
+    def details(pod: Pod, info: NodeInfo) -> list[str]:
+        if explain is None:
+            return []
+        found = explain(info)
+        if found.message:
+            return [found.message]
+        out = [
+            f"claim {key}: allocated devices are not reachable from the node"
+            for key in found.unreachable_claims
+        ]
+        short = [_shortfall(r) for r in found.requests if r.short]
+        if not short and found.requests:
+            claims = sorted({r.claim for r in found.requests})
+            short = [
+                f"claim {name_list(claims)}: each request has enough free devices alone, "
+                "but not all together (a constraint, or requests competing for the same devices)"
+            ]
+        return out + short
+
+    return details
+
+
 def _term_selects(term: PodAffinityTerm, owner: Pod, other: Pod) -> bool | None:
     """Whether ``term`` (of ``owner``) selects ``other``; None when a namespaceSelector makes that a
     question of Namespace objects (no detail then)."""
@@ -306,6 +351,7 @@ def filter_details(
         "PodTopologySpread": lambda: spread_details(fwk, pod, nodes),
         "InterPodAffinity": lambda: interpod_details(pod, nodes),
         "NodeVolumeLimits": lambda: volume_limit_details(fwk),
+        "DynamicResources": lambda: dra_details(fwk, pod, nodes),
     }
     out: dict[str, list[str]] = {}
     for name, status in failed.items():
