@@ -43,7 +43,7 @@ from app.framework.interfaces import (
     ScorePlugin,
 )
 from app.framework.status import Code, Status
-from app.framework.types import NodeInfo, Resource
+from app.framework.types import NodeInfo, Resource, same_request_spec
 from app.plugins.dynamicresources.cel import CelCache
 from app.plugins.noderesources.args import NodeResourcesFitArgs
 from app.plugins.noderesources.dra_scoring import DRAScoreState, dra_score_state
@@ -106,20 +106,6 @@ class PreScoreState(StateData):
     def __init__(self, pod_requests: tuple[int, ...], dra: DRAScoreState | None = None) -> None:
         self.pod_requests = pod_requests
         self.dra = dra
-
-
-#: What a pod's requests are computed from (containers, init containers, pod-level requests, overhead).
-_SpecKey = tuple[object, object, object, object]
-
-
-def _spec_key(pod: Pod) -> _SpecKey:
-    return (pod.containers, pod.init_containers, pod.pod_requests, pod.overhead)
-
-
-def _same_spec(a: _SpecKey, b: _SpecKey) -> bool:
-    """The same objects (not equal ones): a parsed pod's spec is never changed in place, and the
-    memo holds them, so an identical object means an identical request."""
-    return a[0] is b[0] and a[1] is b[1] and a[2] is b[2] and a[3] is b[3]
 
 
 def compute_pod_resource_request(
@@ -308,8 +294,8 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         # The last pod's request for Filter and for scoring, with what it was computed from: the next
         # pod with the very same spec objects (copies of one template: berth capacity's replicas)
         # reuses them instead of summing its quantities again.
-        self._filter_request: tuple[_SpecKey, PreFilterState] | None = None
-        self._score_request: tuple[_SpecKey, tuple[int, ...]] | None = None
+        self._filter_request: tuple[Pod, PreFilterState] | None = None
+        self._score_request: tuple[Pod, tuple[int, ...]] | None = None
 
     # --- PreFilter / Filter --------------------------------------------------------------
 
@@ -317,13 +303,12 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
         """Compute the pod's request once for every Filter call of this attempt."""
-        key = _spec_key(pod)
         memo = self._filter_request
-        if memo is not None and _same_spec(memo[0], key):
+        if memo is not None and same_request_spec(memo[0], pod):
             request = memo[1]
         else:
             request = compute_pod_resource_request(pod, self.ignored_resources, self.ignored_resource_groups)
-            self._filter_request = (key, request)
+            self._filter_request = (pod, request)
         state.write(PRE_FILTER_STATE_KEY, request)
         # Filter runs once per node with this very state: remember the request next to it, so
         # that the node loop reads it without a state lookup. One tuple assignment, so a
@@ -447,12 +432,11 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def _pre_score_state(self, pod: Pod) -> PreScoreState:
         dra = dra_score_state(self.dra_store, self.dra, self.scorer.names, self.cel_cache)
-        key = _spec_key(pod)
         memo = self._score_request
-        if memo is not None and _same_spec(memo[0], key):
+        if memo is not None and same_request_spec(memo[0], pod):
             return PreScoreState(memo[1], dra)
         requests = self.scorer.pod_request_list(pod)
-        self._score_request = (key, requests)
+        self._score_request = (pod, requests)
         return PreScoreState(requests, dra)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
