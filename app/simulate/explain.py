@@ -337,11 +337,13 @@ _EXPLAINERS: dict[str, Callable[[Pod, NodeInfo], list[str]]] = {
 
 
 def filter_details(
-    fwk: Framework, pod: Pod, failed: Mapping[str, Status], nodes: Sequence[NodeInfo]
+    fwk: Framework, pod: Pod, failed: Mapping[str, Status], nodes: Sequence[NodeInfo], placed: bool = False
 ) -> dict[str, list[str]]:
     """``{node: [detail, ...]}`` for the failing nodes whose rejecting plugin has amounts to name.
 
     ``nodes`` is the snapshot the attempt filtered (every node, so spread counts cover the cluster).
+    ``placed``: the pod was scheduled, so its own PreBind has allocated its claims since its nodes
+    were filtered; DynamicResources details would describe that later cluster and are left out.
     """
     by_name = {info.name: info for info in nodes}
     # Explainers that work something out for the pod first, made for the first node that needs them.
@@ -360,6 +362,8 @@ def filter_details(
         if info is None or info.node is None or plugin is None:
             continue
         explain = _EXPLAINERS.get(plugin)
+        if placed and plugin == "DynamicResources":
+            continue
         if plugin in makers:
             explain = per_pod.get(plugin)
             if explain is None:

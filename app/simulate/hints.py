@@ -644,7 +644,8 @@ class RecordExplainer:
             record.weights = score_weights(fwk)
             if record.filter and self.with_details:
                 nodes = engine.algorithm.snapshot.list()
-                record.details = filter_details(fwk, record.pod, record.filter, nodes)
+                placed = record.status == "Scheduled"
+                record.details = filter_details(fwk, record.pod, record.filter, nodes, placed)
         if self.hints is not None:
             record.hints = self.hints.hints_for(record)
             self.hints.observe(record)

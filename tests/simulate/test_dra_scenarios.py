@@ -103,6 +103,8 @@ def test_details_name_the_request_and_count_the_devices() -> None:
         + claiming_pod("wants-v100", "v100")
     )
     records = {r.pod.name: r for r in run_explained(text).records}
+    # p1 and p2 are explained after their own claims were allocated: no DRA detail for them.
+    assert records["p1"].details == records["p2"].details == {}
     assert records["p3"].details == {
         "n1": [
             "claim default/c3, request gpu: requests 1 device(s) of class gpu, 2 match on the node, 0 free"
