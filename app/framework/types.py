@@ -126,6 +126,19 @@ def _request_all(pod: Pod, resources: ResourceList) -> bool:
     return True
 
 
+def same_request_spec(a: Pod, b: Pod) -> bool:
+    """Whether ``a`` and ``b`` share the very objects their requests are computed from (containers,
+    init containers, pod-level requests, overhead), so their requests are equal without summing
+    quantities: copies of one template share them. Identity, not equality: a parsed pod's spec is
+    never changed in place."""
+    return (
+        a.containers is b.containers
+        and a.init_containers is b.init_containers
+        and a.pod_requests is b.pod_requests
+        and a.overhead is b.overhead
+    )
+
+
 class PodInfo:
     """A pod with what is computed from it once: effective and non-zero requests.
 
@@ -155,6 +168,18 @@ class PodInfo:
             self.non0_cpu = milli_value_of(non_zero[CPU]) if CPU in non_zero else 0
             self.non0_mem = value_of(non_zero[MEMORY]) if MEMORY in non_zero else 0
         self.extra: dict[str, object] = {}
+
+    @classmethod
+    def like(cls, pod: Pod, other: PodInfo) -> PodInfo:
+        """A PodInfo for ``pod`` with ``other``'s requests, which :func:`same_request_spec` says are
+        ``pod``'s too (a copy of the same template, or the bound version of an assumed pod)."""
+        info = cls.__new__(cls)
+        info.pod = pod
+        info.requests = other.requests.clone()
+        info.non0_cpu = other.non0_cpu
+        info.non0_mem = other.non0_mem
+        info.extra = {}
+        return info
 
     @property
     def has_affinity(self) -> bool:

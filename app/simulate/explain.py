@@ -18,6 +18,8 @@ from app.api.selectors import NodeSelectorTerm, Requirement
 from app.framework.runtime import Framework
 from app.framework.status import Status
 from app.framework.types import NodeInfo
+from app.plugins.dynamicresources.allocator import RequestShortfall
+from app.plugins.dynamicresources.plugin import DynamicResources
 from app.plugins.noderesources.fit import PreFilterState, compute_pod_resource_request, fits_request
 from app.plugins.nodevolumelimits.csi import NodeVolumeLimits
 
@@ -206,6 +208,49 @@ def volume_limit_details(fwk: Framework) -> Callable[[Pod, NodeInfo], list[str]]
     return details
 
 
+def _shortfall(short: RequestShortfall) -> str:
+    where = f"claim {short.claim}, request {short.request}"
+    if short.error:
+        return f"{where}: {short.error}"
+    if short.matching == 0:
+        return f"{where}: no device of class {short.device_class} on the node matches"
+    wanted = "all matching devices" if short.requested is None else f"{short.requested} device(s)"
+    return (
+        f"{where}: requests {wanted} of class {short.device_class}, "
+        f"{short.matching} match on the node, {short.free} free"
+    )
+
+
+def dra_details(fwk: Framework, pod: Pod, nodes: Sequence[NodeInfo]) -> Callable[[Pod, NodeInfo], list[str]]:
+    """Per-node DynamicResources details from the plugin's own PreFilter state and allocator: the
+    requests that cannot be met on the node (no matching device, or fewer free than requested, with
+    the counts), allocated claims the node cannot reach, or that every request alone fits and only
+    their combination (constraints, devices two requests both want) does not."""
+    plugin = _plugin(fwk, "DynamicResources")
+    explain = plugin.explainer(pod, nodes) if isinstance(plugin, DynamicResources) else None
+
+    def details(pod: Pod, info: NodeInfo) -> list[str]:
+        if explain is None:
+            return []
+        found = explain(info)
+        if found.message:
+            return [found.message]
+        out = [
+            f"claim {key}: allocated devices are not reachable from the node"
+            for key in found.unreachable_claims
+        ]
+        short = [_shortfall(r) for r in found.requests if r.short]
+        if not short and found.requests:
+            claims = sorted({r.claim for r in found.requests})
+            short = [
+                f"claim {name_list(claims)}: each request has enough free devices alone, "
+                "but not all together (a constraint, or requests competing for the same devices)"
+            ]
+        return out + short
+
+    return details
+
+
 def _term_selects(term: PodAffinityTerm, owner: Pod, other: Pod) -> bool | None:
     """Whether ``term`` (of ``owner``) selects ``other``; None when a namespaceSelector makes that a
     question of Namespace objects (no detail then)."""
@@ -292,11 +337,13 @@ _EXPLAINERS: dict[str, Callable[[Pod, NodeInfo], list[str]]] = {
 
 
 def filter_details(
-    fwk: Framework, pod: Pod, failed: Mapping[str, Status], nodes: Sequence[NodeInfo]
+    fwk: Framework, pod: Pod, failed: Mapping[str, Status], nodes: Sequence[NodeInfo], placed: bool = False
 ) -> dict[str, list[str]]:
     """``{node: [detail, ...]}`` for the failing nodes whose rejecting plugin has amounts to name.
 
     ``nodes`` is the snapshot the attempt filtered (every node, so spread counts cover the cluster).
+    ``placed``: the pod was scheduled, so its own PreBind has allocated its claims since its nodes
+    were filtered; DynamicResources details would describe that later cluster and are left out.
     """
     by_name = {info.name: info for info in nodes}
     # Explainers that work something out for the pod first, made for the first node that needs them.
@@ -306,6 +353,7 @@ def filter_details(
         "PodTopologySpread": lambda: spread_details(fwk, pod, nodes),
         "InterPodAffinity": lambda: interpod_details(pod, nodes),
         "NodeVolumeLimits": lambda: volume_limit_details(fwk),
+        "DynamicResources": lambda: dra_details(fwk, pod, nodes),
     }
     out: dict[str, list[str]] = {}
     for name, status in failed.items():
@@ -314,6 +362,8 @@ def filter_details(
         if info is None or info.node is None or plugin is None:
             continue
         explain = _EXPLAINERS.get(plugin)
+        if placed and plugin == "DynamicResources":
+            continue
         if plugin in makers:
             explain = per_pod.get(plugin)
             if explain is None:

@@ -24,6 +24,7 @@ import copy
 import dataclasses
 import functools
 import math
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -34,10 +35,13 @@ import orjson
 from app import logs
 from app.api.objects import Node, Pod, parse_pod
 from app.config.types import SchedulerConfiguration
+from app.framework.preemption.pdb import filter_pods_with_pdb_violation, list_pdbs
+from app.framework.preemption.util import importance_key
 from app.framework.registry import Registry
 from app.framework.runtime import Framework
-from app.framework.status import Code, Status
+from app.framework.status import NodeToStatus, Status
 from app.framework.types import NodeInfo
+from app.plugins.defaultpreemption.default_preemption import DefaultPreemption
 from app.plugins.noderesources.fit import compute_pod_resource_request, fits_request
 from app.scheduler.scheduler import Engine
 from app.simulate.explain import (
@@ -437,34 +441,57 @@ class HintFinder:
         return hints
 
     def _preempt(self, pod: Pod, failed: Mapping[str, Status], fwk: Framework) -> list[Hint]:
-        priority = pod.priority or 0
-        best: tuple[list[Pod], str] | None = None
-        nodes = {n.name: n for n in self._nodes()}
-        tried = 0
-        for name, status in failed.items():
-            info = nodes.get(name)
-            if status.code is not Code.UNSCHEDULABLE or info is None or tried >= MAX_CANDIDATES_PER_KIND:
-                continue
-            lower = sorted(
-                (p.pod for p in info.pods if (p.pod.priority or 0) < priority), key=lambda p: p.priority or 0
-            )
-            if not lower:
-                continue
-            tried += 1
-            victims = _fewest_victims(lower, functools.partial(self._fits_without, pod, node=name))
-            if victims is not None and (best is None or len(victims) < len(best[0])):
-                best = (victims, name)
+        """The victims DefaultPreemption itself would choose on the copy: its dry run over the failing
+        nodes (kube's candidate count and offset) and its pick among the candidates, so PDB-violating
+        victims are spared first and nodes needing fewer violations preferred; those that still
+        violate a PodDisruptionBudget are named."""
+        plugin = next((p for p in fwk.post_filter if isinstance(p, DefaultPreemption)), None)
+        if plugin is None:
+            return []
+        engine = self._copy()
+        nodes = self._nodes()
+        state = engine.new_cycle_state()
+        _, status, _ = fwk.run_pre_filter_plugins(state, pod, nodes)
+        if status is not None and not status.is_success():
+            return []
+        evaluator = plugin.evaluator
+        candidates, _, _ = evaluator.find_candidates(state, nodes, pod, NodeToStatus.of(failed))
+        best = evaluator.select_candidate(candidates)
         if best is None:
             return []
-        victims, node = best
+        victims = best.victims.pods
+        # Read off the snapshot before the check below removes the victims from it.
+        violating = self._pdb_violating(plugin, pod, best.name, victims)
+        if not self._fits_without(pod, victims, best.name):
+            return []
         why = (
             " (preemptionPolicy Never forbids the scheduler to do it)"
             if pod.preemption_policy == "Never"
             else ""
         )
+        pdb = f"; {name_list(violating)} violate(s) a PodDisruptionBudget" if violating else ""
         names = ", ".join(v.key for v in victims)
-        summary = f"evict lower-priority pod(s) {names} from {node}: fits there{why}"
-        return [Hint("preempt", summary, {"node": node, "evict": [v.key for v in victims]}, [node])]
+        summary = f"evict lower-priority pod(s) {names} from {best.name}: fits there{pdb}{why}"
+        change = {"node": best.name, "evict": [v.key for v in victims], "pdbViolations": violating}
+        return [Hint("preempt", summary, change, [best.name])]
+
+    def _pdb_violating(
+        self, plugin: DefaultPreemption, pod: Pod, node: str, victims: Sequence[Pod]
+    ) -> list[str]:
+        """Which ``victims`` violate a PDB, as SelectVictimsOnNode counted them: the budgets are spent
+        over every pod it may evict on the node, most important first."""
+        pdbs = list_pdbs(plugin.handle.objects)
+        info = self._copy().algorithm.snapshot.get(node)
+        if not pdbs or info is None:
+            return []
+        key = importance_key(time.time())
+        potential = sorted(
+            (pi for pi in info.pods if plugin.is_preemption_allowed(info, pi, pod)),
+            key=lambda pi: key(pi.pod),
+        )
+        violating, _ = filter_pods_with_pdb_violation(potential, pdbs)
+        chosen = {v.uid or v.key for v in victims}
+        return [pi.pod.key for pi in violating if (pi.pod.uid or pi.pod.key) in chosen]
 
     def _fits_without(self, pod: Pod, victims: Sequence[Pod], node: str) -> bool:
         with self._pods_removed(victims):
@@ -573,20 +600,6 @@ def _labels_needed(pod: Pod, node: Node) -> dict[str, str] | None:
     return needed
 
 
-def _fewest_victims(lower: Sequence[Pod], fits_without: Callable[[Sequence[Pod]], bool]) -> list[Pod] | None:
-    """Lowest priority first, the shortest prefix of ``lower`` whose removal lets the pod in; then
-    every victim whose return still leaves room is spared (kube's reprieve, in reverse)."""
-    for count in range(1, len(lower) + 1):
-        if fits_without(lower[:count]):
-            victims = list(lower[:count])
-            for pod in reversed(lower[:count]):
-                rest = [v for v in victims if v is not pod]
-                if fits_without(rest):
-                    victims = rest
-            return victims
-    return None
-
-
 def _new_node_name(like: str, engine: Engine) -> str:
     name = f"{like}-new"
     n = 1
@@ -631,7 +644,8 @@ class RecordExplainer:
             record.weights = score_weights(fwk)
             if record.filter and self.with_details:
                 nodes = engine.algorithm.snapshot.list()
-                record.details = filter_details(fwk, record.pod, record.filter, nodes)
+                placed = record.status == "Scheduled"
+                record.details = filter_details(fwk, record.pod, record.filter, nodes, placed)
         if self.hints is not None:
             record.hints = self.hints.hints_for(record)
             self.hints.observe(record)

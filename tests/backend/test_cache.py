@@ -67,6 +67,27 @@ def test_add_pod_will_confirm() -> None:
     assert requested(cache, "node") == Resource(300, 1524)
 
 
+def test_copies_of_one_template_count_their_own_requests() -> None:
+    # Copies share the template's spec objects (berth capacity's replicas): each is counted with the
+    # template's requests, through assume and the bound pod's confirmation; a pod of another spec
+    # assumed between two copies counts its own.
+    cache = Cache()
+    cache.add_node(node("node", cpu="4"))
+    template = pod("web", "node", "300m", "1Ki")
+    copies = [dataclasses.replace(template, name=f"web-{i}", uid=f"web-{i}") for i in range(3)]
+    cache.assume_pod(copies[0])
+    cache.assume_pod(pod("other", "node", "50m", "7"))
+    cache.assume_pod(copies[1])
+    cache.assume_pod(copies[2])
+    assert requested(cache, "node") == Resource(950, 3079)
+    for copy in copies:
+        cache.add_pod(dataclasses.replace(copy))  # the bound object, a new one
+    assert requested(cache, "node") == Resource(950, 3079)
+    assert cache.assumed_count == 1
+    cache.remove_pod(copies[0])
+    assert requested(cache, "node") == Resource(650, 2055)
+
+
 def test_add_pod_will_replace_assumed_on_another_node() -> None:
     # TestAddPodWillReplaceAssumed: bound elsewhere than assumed → moved to the bound node.
     cache = Cache()

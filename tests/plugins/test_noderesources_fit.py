@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import astuple
+from dataclasses import astuple, replace
 from typing import Any
 
 import pytest
@@ -24,6 +24,7 @@ from app.plugins.noderesources.args import (
     UtilizationShapePoint,
 )
 from app.plugins.noderesources.fit import (
+    PRE_FILTER_STATE_KEY,
     NodeResourcesFit,
     PreFilterState,
     compute_pod_resource_request,
@@ -799,3 +800,31 @@ def test_filter_reads_each_cycles_own_request() -> None:
     assert rejected is not None and rejected.reasons == ["Insufficient cpu"]
     assert p.filter_all(large, resource_pod(U(11, 1)), [node_info, node_info]) == [rejected, rejected]
     assert p.filter_all(small, resource_pod(U(1, 1)), [node_info]) is None
+
+
+def test_copies_of_one_pod_reuse_its_request_and_other_pods_get_their_own() -> None:
+    """PreFilter and PreScore remember the last pod's request by its very spec objects: copies made
+    from one template (berth capacity's replicas) reuse it; a pod with another spec, even one that
+    comes between two copies, is computed afresh, and so is the next copy after it."""
+    template = resource_pod(U(2, 3))
+    other = resource_pod(U(5, 7))
+    node_info = NodeInfo(_node(resources_list(4, 20, 32, 5, 20, 5)))
+    p = _plugin()
+    seen = []
+    for pod in (template, replace(template, name="b", uid="b"), other, replace(template, name="c", uid="c")):
+        state = CycleState()
+        p.pre_filter(state, pod, [])
+        p.pre_score(state, pod, [node_info])
+        request = state.read(PRE_FILTER_STATE_KEY)
+        seen.append((request.milli_cpu, request.memory, p.filter(state, pod, node_info) is None))
+    assert seen == [(2, 3, True), (2, 3, True), (5, 7, False), (2, 3, True)]
+    # The scores follow the pod too: the template's copies leave more room than the other pod.
+    scores = []
+    for pod in (template, other, replace(template, name="d", uid="d")):
+        state = CycleState()
+        p.pre_score(state, pod, [node_info])
+        scores.append(p.score(state, pod, node_info))
+    fresh = _plugin()
+    state = CycleState()
+    fresh.pre_score(state, other, [node_info])
+    assert scores[0] == scores[2] != scores[1] == fresh.score(state, other, node_info)

@@ -5,7 +5,7 @@ for the next pods, as in a cluster."""
 from __future__ import annotations
 
 import pytest
-from simulate.simhelpers import node_yaml, pod_yaml, run_text, state_of
+from simulate.simhelpers import node_yaml, pod_yaml, run_explained, run_text, state_of
 
 from app.simulate import StateError
 
@@ -57,8 +57,9 @@ def claiming_pod(name: str, claim: str) -> str:
     return pod_yaml(name, spec=f"  resourceClaims: [{{name: gpu, resourceClaimName: {claim}}}]\n")
 
 
-def test_claims_get_distinct_devices_and_a_third_pod_waits() -> None:
-    text = (
+def three_claims_on_two_gpus(extra: str = "") -> str:
+    """n1 with two GPUs, n2 with none, and pods p1..p3 each with its own one-GPU claim (then ``extra``)."""
+    return (
         node_yaml("n1")
         + node_yaml("n2")
         + DRA_OBJECTS
@@ -66,8 +67,12 @@ def test_claims_get_distinct_devices_and_a_third_pod_waits() -> None:
         + claiming_pod("p1", "c1")
         + claiming_pod("p2", "c2")
         + claiming_pod("p3", "c3")
+        + extra
     )
-    records = {r.pod.name: r for r in run_text(text).records}
+
+
+def test_claims_get_distinct_devices_and_a_third_pod_waits() -> None:
+    records = {r.pod.name: r for r in run_text(three_claims_on_two_gpus()).records}
     assert records["p1"].node == records["p2"].node == "n1"  # n2 has no GPUs
     assert records["p3"].status == "Unschedulable"
     assert records["p3"].message == (
@@ -88,6 +93,53 @@ def test_cel_selector_on_an_attribute_picks_the_matching_device() -> None:
     records = {r.pod.name: r for r in run_text(text).records}
     assert records["wants-h100"].node == "n1"
     assert records["wants-v100"].status == "Unschedulable"
+
+
+def test_details_name_the_request_and_count_the_devices() -> None:
+    # Two GPUs on n1: p1 and p2 take them; p3's claim then finds 2 matching and 0 free there, and
+    # n2 has no device at all. A claim asking for a model nobody has matches nothing.
+    text = three_claims_on_two_gpus(
+        claim_yaml("v100", 'device.attributes["gpu.example.com"].model == "v100"')
+        + claiming_pod("wants-v100", "v100")
+    )
+    records = {r.pod.name: r for r in run_explained(text).records}
+    # p1 and p2 are explained after their own claims were allocated: no DRA detail for them.
+    assert records["p1"].details == records["p2"].details == {}
+    assert records["p3"].details == {
+        "n1": [
+            "claim default/c3, request gpu: requests 1 device(s) of class gpu, 2 match on the node, 0 free"
+        ],
+        "n2": ["claim default/c3, request gpu: no device of class gpu on the node matches"],
+    }
+    assert records["wants-v100"].details == {
+        "n1": ["claim default/v100, request gpu: no device of class gpu on the node matches"],
+        "n2": ["claim default/v100, request gpu: no device of class gpu on the node matches"],
+    }
+
+
+def test_details_of_a_claim_whose_requests_only_fail_together() -> None:
+    # Two requests that must share the numa attribute: each alone has a free GPU, together they don't.
+    claim = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: pair, namespace: default, uid: uid-pair}
+spec:
+  devices:
+    requests:
+    - {name: a, exactly: {deviceClassName: gpu}}
+    - {name: b, exactly: {deviceClassName: gpu}}
+    constraints:
+    - {matchAttribute: gpu.example.com/numa}
+---
+"""
+    [record] = run_explained(node_yaml("n1") + DRA_OBJECTS + claim + claiming_pod("p", "pair")).records
+    assert record.status == "Unschedulable"
+    assert record.details == {
+        "n1": [
+            "claim default/pair: each request has enough free devices alone, but not all together "
+            "(a constraint, or requests competing for the same devices)"
+        ]
+    }
 
 
 def test_pod_without_claims_reports_no_new_claims_to_deallocate() -> None:

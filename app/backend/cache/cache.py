@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from app.api.objects import Node, Pod
 from app.backend.cache.node_tree import NodeTree
 from app.backend.cache.snapshot import Snapshot
-from app.framework.types import ImageStateSummary, NodeInfo, PodInfo
+from app.framework.types import ImageStateSummary, NodeInfo, PodInfo, same_request_spec
 
 
 class CacheError(RuntimeError):
@@ -40,6 +40,9 @@ class Cache:
         self._tree = NodeTree()
         self._pods: dict[str, _PodState] = {}
         self._images: dict[str, _ImageState] = {}
+        # The last assumed pod's PodInfo: the next pod with the very same spec objects (berth
+        # capacity's copies of one template) takes its requests instead of summing quantities.
+        self._last_assumed: PodInfo | None = None
 
     def sizes(self) -> tuple[int, int, int]:
         """``(nodes, pods, assumed pods)``: what ``scheduler_cache_size{type}`` reports."""
@@ -132,7 +135,13 @@ class Cache:
         with self._lock:
             if pod.uid in self._pods:
                 raise CacheError(f"pod {pod.key} is in the cache, so can't be assumed")
-            pod_info = PodInfo(pod)
+            last = self._last_assumed
+            pod_info = (
+                PodInfo.like(pod, last)
+                if last is not None and same_request_spec(last.pod, pod)
+                else PodInfo(pod)
+            )
+            self._last_assumed = pod_info
             self._add_pod(pod_info, assumed=True)
             return pod_info
 
@@ -163,8 +172,11 @@ class Cache:
             state = self._pods.get(pod.uid)
             if state is not None:
                 if state.assumed:
-                    self._remove_pod(state.pod_info.pod)
-                    self._add_pod(PodInfo(pod), assumed=False)
+                    assumed = state.pod_info
+                    self._remove_pod(assumed.pod)
+                    # The bound pod is the assumed one with nodeName set: its requests are known.
+                    same = same_request_spec(assumed.pod, pod)
+                    self._add_pod(PodInfo.like(pod, assumed) if same else PodInfo(pod), assumed=False)
                 return
             self._add_pod(PodInfo(pod), assumed=False)
 

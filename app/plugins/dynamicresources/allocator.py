@@ -1201,3 +1201,64 @@ def _quantity_text(value: Fraction) -> str:
     if milli.denominator == 1:
         return f"{milli.numerator}m"
     return str(float(value))
+
+
+@dataclass(frozen=True, slots=True)
+class RequestShortfall:
+    """Why one request (or subrequest) of a claim cannot be met on a node, in device counts.
+
+    ``requested`` is None for an ``All`` request (every matching device); ``matching`` counts the
+    node's devices that the class and request selectors accept, ``free`` those of them not allocated
+    to another claim. ``error`` is the allocator's own message when the request is invalid."""
+
+    claim: str
+    request: str
+    device_class: str
+    requested: int | None
+    matching: int
+    free: int
+    error: str = ""
+
+    @property
+    def short(self) -> bool:
+        """Whether this request alone cannot be met (the claim may still fail on its constraints)."""
+        if self.error:
+            return True
+        if self.requested is None:
+            return self.matching == 0 or self.free < self.matching
+        return self.free < self.requested
+
+
+def explain_node(allocator: Allocator, node: Node, claims: Sequence[ResourceClaim]) -> list[RequestShortfall]:
+    """Each request of ``claims`` on ``node`` counted with the allocator's own matching (class and
+    request CEL selectors, per-device node selection, devices allocated elsewhere): what
+    ``allocate`` searched over when it found no solution. Read only; every request is listed."""
+    run = _Run(allocator, node, list(claims), None)
+    run.pools = allocator.pools_for(node)
+    out: list[RequestShortfall] = []
+    for claim_index, claim in enumerate(claims):
+        for request_index, request in enumerate(claim.requests):
+            subs = [request.exactly] if request.exactly is not None else request.first_available
+            parent = request.name if request.exactly is None else ""
+            for sub_index, sub in enumerate(subs):
+                name = f"{parent}/{sub.name}" if parent else sub.name
+                key = (claim_index, request_index, sub_index)
+                try:
+                    data = run._validate_request(claim, sub, parent, key)
+                    devices = [
+                        ((s.driver, s.pool, d.name), d, s)
+                        for pool in run.pools
+                        if not (pool.incomplete or pool.invalid)
+                        for s in pool.slices
+                        for d in s.devices
+                    ]
+                    matching = [device_id for device_id, d, s in devices if run._selectable(key, data, s, d)]
+                except AllocationError as err:
+                    out.append(RequestShortfall(claim.key, name, sub.device_class_name, None, 0, 0, str(err)))
+                    continue
+                free = sum(1 for device_id in matching if sub.admin_access or not run._in_use(device_id))
+                requested = None if sub.allocation_mode == ALLOCATION_MODE_ALL else sub.count
+                out.append(
+                    RequestShortfall(claim.key, name, sub.device_class_name, requested, len(matching), free)
+                )
+    return out

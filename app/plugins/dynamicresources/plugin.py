@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -80,7 +80,9 @@ from app.plugins.dynamicresources.allocator import (
     Allocator,
     FailedOnNode,
     Features,
+    RequestShortfall,
     Solution,
+    explain_node,
 )
 from app.plugins.dynamicresources.args import DynamicResourcesArgs
 from app.plugins.dynamicresources.cel import CelCache
@@ -140,6 +142,17 @@ def allocator_features() -> Features:
         consumable_capacity=on("DRAConsumableCapacity"),
         list_type_attributes=on("DRAListTypeAttributes"),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class NodeExplanation:
+    """Why the pod's claims do not fit one node: PreFilter's or the extended-resource check's
+    message, allocated claims whose devices the node cannot reach, and every pending request's
+    device counts there (:class:`RequestShortfall`)."""
+
+    message: str
+    unreachable_claims: list[str]
+    requests: list[RequestShortfall]
 
 
 class ClaimLookupError(Exception):
@@ -494,6 +507,41 @@ class DynamicResources(
                 if extended is not None:
                     s.node_claims[node.name] = extended
         return None
+
+    def explainer(self, pod: Pod, nodes: Sequence[NodeInfo]) -> Callable[[NodeInfo], NodeExplanation]:
+        """Why Filter rejects a node, per claim and request, for explanations (read only).
+
+        PreFilter runs once on a fresh cycle state, as the attempt ran it; each node then gets the
+        allocated claims whose devices it cannot reach and the allocator's device counts for the
+        pending ones (:func:`explain_node`). Nothing is reserved or written."""
+        state = CycleState()
+        _, status = self.pre_filter(state, pod, nodes)
+        s = state.get(STATE_KEY)
+
+        def explain(node_info: NodeInfo) -> NodeExplanation:
+            node = node_info.node
+            if status is not None or not isinstance(s, _State) or node is None:
+                return NodeExplanation(status.message() if status is not None else "", [], [])
+            try:
+                extended = self._filter_extended_resources(s, pod, node_info)
+            except Unfit as err:
+                return NodeExplanation(str(err), [], [])
+            unreachable = [
+                claim.key
+                for index, claim in enumerate(s.claims)
+                if (selector := s.infos[index].available_on_nodes) is not None
+                and not selector.matches(node.name, node.labels)
+            ]
+            shortfalls: list[RequestShortfall] = []
+            if s.allocator is not None:
+                special = s.extended_claim
+                pending = [
+                    extended.claim if c is special and extended is not None else c for _, c in s.to_allocate()
+                ]
+                shortfalls = explain_node(s.allocator, node, pending)
+            return NodeExplanation("", unreachable, shortfalls)
+
+        return explain
 
     def _claim_timed_out(self, claim: ResourceClaim) -> bool:
         """``isClaimTimeout``: allocated longer ago than bindingTimeout, binding conditions unmet."""

@@ -43,7 +43,7 @@ from app.framework.interfaces import (
     ScorePlugin,
 )
 from app.framework.status import Code, Status
-from app.framework.types import NodeInfo, Resource
+from app.framework.types import NodeInfo, Resource, same_request_spec
 from app.plugins.dynamicresources.cel import CelCache
 from app.plugins.noderesources.args import NodeResourcesFitArgs
 from app.plugins.noderesources.dra_scoring import DRAScoreState, dra_score_state
@@ -291,6 +291,11 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             else None
         )
         self._last_request: tuple[CycleState, PreFilterState] | None = None
+        # The last pod's request for Filter and for scoring, with what it was computed from: the next
+        # pod with the very same spec objects (copies of one template: berth capacity's replicas)
+        # reuses them instead of summing its quantities again.
+        self._filter_request: tuple[Pod, PreFilterState] | None = None
+        self._score_request: tuple[Pod, tuple[int, ...]] | None = None
 
     # --- PreFilter / Filter --------------------------------------------------------------
 
@@ -298,7 +303,12 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
         """Compute the pod's request once for every Filter call of this attempt."""
-        request = compute_pod_resource_request(pod, self.ignored_resources, self.ignored_resource_groups)
+        memo = self._filter_request
+        if memo is not None and same_request_spec(memo[0], pod):
+            request = memo[1]
+        else:
+            request = compute_pod_resource_request(pod, self.ignored_resources, self.ignored_resource_groups)
+            self._filter_request = (pod, request)
         state.write(PRE_FILTER_STATE_KEY, request)
         # Filter runs once per node with this very state: remember the request next to it, so
         # that the node loop reads it without a state lookup. One tuple assignment, so a
@@ -422,7 +432,12 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def _pre_score_state(self, pod: Pod) -> PreScoreState:
         dra = dra_score_state(self.dra_store, self.dra, self.scorer.names, self.cel_cache)
-        return PreScoreState(self.scorer.pod_request_list(pod), dra)
+        memo = self._score_request
+        if memo is not None and same_request_spec(memo[0], pod):
+            return PreScoreState(memo[1], dra)
+        requests = self.scorer.pod_request_list(pod)
+        self._score_request = (pod, requests)
+        return PreScoreState(requests, dra)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         """The scoring strategy's score for ``node_info`` (no normalization)."""
