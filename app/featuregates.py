@@ -46,6 +46,7 @@ BRANCHED = frozenset(
     {
         "SchedulerPopFromBackoffQ",
         "SchedulerAsyncAPICalls",
+        "SchedulerQueueingHints",
         "CoordinatedLeaderElection",
         "DRAPrioritizedList",
         "DRAListTypeAttributes",
