@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from app import logs, metrics
+from app import featuregates, logs, metrics
 from app.api.objects import Node, Pod
 from app.api.storage import STORAGE_KINDS
 from app.backend.queue.events import (
@@ -290,9 +290,12 @@ def scheduler_informers(
         else:
             informers.add(rtype, ObjectHandler(objects, rtype.kind))
     # --- DynamicResources (issue 19): resource.k8s.io/v1 objects, and their events for the queue.
-    for rtype in DRA_RESOURCES:
-        informers.add(rtype, ObjectHandler(objects, rtype.kind))
-    objects.dra.listeners.append(dra_queue_listener(queue))
+    # With DynamicResourceAllocation off (1.33) the plugin is disabled and asks for no informer, as
+    # in kube-scheduler: an API server at 1.33 does not even serve resource.k8s.io/v1.
+    if featuregates.DEFAULT.enabled("DynamicResourceAllocation"):
+        for rtype in DRA_RESOURCES:
+            informers.add(rtype, ObjectHandler(objects, rtype.kind))
+        objects.dra.listeners.append(dra_queue_listener(queue))
     return informers
 
 
