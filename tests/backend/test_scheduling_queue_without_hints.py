@@ -232,3 +232,41 @@ def test_assigned_pod_updated_pre_filters_except_for_a_scale_down() -> None:
     new = make_pod("web", labels={"app": "web"}, nodeName="node1")
     q.assigned_pod_updated(old, new)
     assert where(q) == {"active": [], "backoff": ["affine"], "unschedulable": ["node-affinity"]}
+
+
+def test_plugins_register_kube_s_hints_off_events() -> None:
+    """Each plugin's ``EventsToRegister`` with ``EnableSchedulingQueueHint`` false: node taint and
+    label updates for the plugins registering Node/Add, no pod event for the taint plugins, none at
+    all for SchedulingGates, no toleration update for PodTopologySpread."""
+    from app import featuregates
+    from app.framework.events import POD
+    from app.plugins.nodeaffinity.node_affinity import NodeAffinity
+    from app.plugins.nodename.node_name import NodeName
+    from app.plugins.podtopologyspread.plugin import PodTopologySpread
+    from app.plugins.schedulinggates.scheduling_gates import SchedulingGates
+    from app.plugins.tainttoleration.taint_toleration import TaintToleration
+    from fakes import FakeHandle
+
+    def registered(plugin_type: Any) -> dict[str, ActionType]:
+        plugin = plugin_type(None, FakeHandle())
+        return {e.event.resource: e.event.action_type for e in plugin.events_to_register()}
+
+    all_node = ActionType.ADD | ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_LABEL
+    on = {
+        t: registered(t)
+        for t in (NodeAffinity, NodeName, TaintToleration, SchedulingGates, PodTopologySpread)
+    }
+    try:
+        featuregates.DEFAULT.set_emulation(33)
+        featuregates.DEFAULT.set("SchedulerQueueingHints=false")
+        assert registered(NodeAffinity) == {NODE: all_node}
+        assert registered(NodeName) == {NODE: all_node}
+        assert registered(TaintToleration) == {NODE: all_node}
+        assert registered(SchedulingGates) == {}
+        assert not registered(PodTopologySpread)[POD] & ActionType.UPDATE_POD_TOLERATION
+    finally:
+        featuregates.DEFAULT.reset()
+    assert on[NodeAffinity] == {NODE: ActionType.ADD | ActionType.UPDATE_NODE_LABEL}
+    assert on[NodeName] == {NODE: ActionType.ADD}
+    assert POD in on[TaintToleration] and POD in on[SchedulingGates]
+    assert on[PodTopologySpread][POD] & ActionType.UPDATE_POD_TOLERATION
