@@ -46,6 +46,19 @@ BRANCHED = frozenset(
     {
         "SchedulerPopFromBackoffQ",
         "SchedulerAsyncAPICalls",
+        "SchedulerQueueingHints",
+        "DynamicResourceAllocation",
+        "DRAAdminAccess",
+        "DRAConsumableCapacity",
+        "DRADeviceTaints",
+        "DRAExtendedResource",
+        "DRAPartitionableDevices",
+        "NominatedNodeNameForExpectation",
+        "VolumeAttributesClass",
+        "PodLevelResources",
+        # berth never reads the pod-level status resources this gate adds; it only matters for
+        # pods with pod-level resources, so with it off (1.33) berth is kube-scheduler exactly.
+        "InPlacePodLevelResourcesVerticalScaling",
         "CoordinatedLeaderElection",
         "DRAPrioritizedList",
         "DRAListTypeAttributes",

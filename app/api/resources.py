@@ -7,6 +7,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from app import featuregates
 from app.api.objects import Container, Pod, ResourceList, parse_resource_list
 from app.api.validation import is_extended_resource_name
 
@@ -75,8 +76,19 @@ def is_supported_pod_level_resource(name: str) -> bool:
 
 
 def is_pod_level_requests_set(pod: Pod) -> bool:
-    """``IsPodLevelRequestsSet``: spec.resources.requests names a supported resource."""
-    return any(is_supported_pod_level_resource(name) for name in pod.pod_requests)
+    """``IsPodLevelRequestsSet``: spec.resources.requests names a supported resource, and the
+    PodLevelResources gate is on (kube-scheduler's one caller checks it first)."""
+    return (
+        bool(pod.pod_requests)
+        and _pod_level_enabled()
+        and any(is_supported_pod_level_resource(name) for name in pod.pod_requests)
+    )
+
+
+def _pod_level_enabled() -> bool:
+    """PodLevelResources (on in v1.36, off at ``--emulated-version=1.33``): read only for pods that
+    set spec.resources, so other pods pay nothing for it."""
+    return featuregates.DEFAULT.enabled("PodLevelResources")
 
 
 def _effective(regular: Iterable[ResourceList], init: Iterable[tuple[ResourceList, bool]]) -> ResourceList:
@@ -108,14 +120,16 @@ def pod_requests(
     ``non_missing`` is ``NonMissingContainerRequests``: every container (regular or init) that
     does not request one of its resources counts as requesting the given amount; an explicit 0
     stays 0. Pod-level requests then override the resources they set, unless ``pod_level`` is false
-    (``SkipPodLevelResources``).
+    or the PodLevelResources gate is off (``SkipPodLevelResources``).
     """
     reqs = _effective(
         [_with_defaults(c, non_missing) for c in pod.containers],
         [(_with_defaults(c, non_missing), c.restartable) for c in pod.init_containers],
     )
     # Pod-level resources (PodLevelResources, on in v1.36) override cpu, memory and hugepages.
-    for name, value in pod.pod_requests.items() if pod_level else ():
+    for name, value in (
+        pod.pod_requests.items() if pod_level and pod.pod_requests and _pod_level_enabled() else ()
+    ):
         if is_supported_pod_level_resource(name):
             reqs[name] = value
     if pod.overhead:

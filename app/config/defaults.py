@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from app import featuregates
 from app.config.types import EXTENSION_POINTS, Plugin, PluginCatalog, Plugins, PluginSet
 
 __all__ = [
@@ -62,8 +63,16 @@ KUBE_SCHEDULER_DEFAULT_PLUGINS: tuple[Plugin, ...] = (
 def default_plugins(registry: PluginCatalog) -> Plugins:
     """berth's default plugins: kube-scheduler's MultiPoint list, minus plugins the registry lacks."""
     return Plugins(
-        multi_point=PluginSet(enabled=[p for p in KUBE_SCHEDULER_DEFAULT_PLUGINS if registry.has(p.name)])
+        multi_point=PluginSet(
+            enabled=[p for p in KUBE_SCHEDULER_DEFAULT_PLUGINS if registry.has(p.name) and _gated_in(p.name)]
+        )
     )
+
+
+def _gated_in(name: str) -> bool:
+    """``applyFeatureGates``: DynamicResources is a default plugin only with DynamicResourceAllocation
+    on (off by default at ``--emulated-version=1.33``)."""
+    return name != "DynamicResources" or featuregates.DEFAULT.enabled("DynamicResourceAllocation")
 
 
 def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from enum import IntEnum, IntFlag
 from typing import TypeVar
 
+from app import featuregates
 from app.api.objects import Node, Pod
 
 __all__ = [
@@ -313,3 +314,14 @@ def build_queueing_hint_map(
         if node_added and not node_taint_updated:
             hint_map.setdefault(_NODE_TAINT_UPDATE, []).append(QueueingHintFunction(plugin, always_queue))
     return hint_map
+
+
+def queueing_hints_enabled() -> bool:
+    """SchedulerQueueingHints (locked on in v1.36, off by default at ``--emulated-version=1.33``).
+    Without hints kube's plugins register node taint and label updates too (the node ``preCheck``
+    may have dropped the Node/Add that would have helped, kubernetes#109437)."""
+    return featuregates.DEFAULT.enabled("SchedulerQueueingHints")
+
+
+NODE_ADD_TAINT_LABEL = ActionType.ADD | ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_LABEL
+"""The node actions the plugins registering Node/Add register with SchedulerQueueingHints off."""

@@ -16,16 +16,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from app import logs, metrics
+from app import featuregates, logs, metrics
 from app.api.objects import Node, Pod
 from app.api.storage import STORAGE_KINDS
 from app.backend.queue.events import (
-    EVENT_ASSIGNED_POD_ADD,
     EVENT_ASSIGNED_POD_DELETE,
     EVENT_NODE_ADD,
     EVENT_NODE_DELETE,
     node_scheduling_properties_change,
-    pod_scheduling_properties_change,
 )
 from app.backend.queue.scheduling_queue import PriorityQueue
 from app.framework.events import (
@@ -115,7 +113,7 @@ class QueuePodHandler:
             return
         logs.info("Add event for scheduled pod", 3, pod=pod.key, node=pod.node_name)
         self.cache.add_pod(pod)
-        self.queue.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_ADD, None, pod)
+        self.queue.assigned_pod_added(pod)
 
     def on_update(self, old: Pod, new: Pod) -> None:
         """updatePod."""
@@ -129,8 +127,7 @@ class QueuePodHandler:
                 self.cache.add_pod(new)
             else:
                 self.cache.update_pod(old, new)
-            for event in pod_scheduling_properties_change(new, old):
-                self.queue.move_all_to_active_or_backoff_queue(event, old, new)
+            self.queue.assigned_pod_updated(old, new)
         elif new.node_name:
             # A bind (ours confirmed, or someone else's): the cache takes over from the queue.
             self._add_assigned(new)
@@ -293,9 +290,12 @@ def scheduler_informers(
         else:
             informers.add(rtype, ObjectHandler(objects, rtype.kind))
     # --- DynamicResources (issue 19): resource.k8s.io/v1 objects, and their events for the queue.
-    for rtype in DRA_RESOURCES:
-        informers.add(rtype, ObjectHandler(objects, rtype.kind))
-    objects.dra.listeners.append(dra_queue_listener(queue))
+    # With DynamicResourceAllocation off (1.33) the plugin is disabled and asks for no informer, as
+    # in kube-scheduler: an API server at 1.33 does not even serve resource.k8s.io/v1.
+    if featuregates.DEFAULT.enabled("DynamicResourceAllocation"):
+        for rtype in DRA_RESOURCES:
+            informers.add(rtype, ObjectHandler(objects, rtype.kind))
+        objects.dra.listeners.append(dra_queue_listener(queue))
     return informers
 
 

@@ -337,3 +337,22 @@ def test_pod_limits_follow_pod_limits_rules() -> None:
 
 def test_pod_limits_of_a_pod_without_limits_is_empty() -> None:
     assert pod_limits(make_pod("p", [{"cpu": "1"}], overhead={"cpu": "1"})) == {}
+
+
+def test_pod_level_requests_are_ignored_with_the_gate_off() -> None:
+    """PodLevelResources off (its default at --emulated-version=1.33): kube-scheduler computes
+    requests with ``SkipPodLevelResources`` and never treats pod-level requests as set."""
+    from app import featuregates
+    from app.framework.types import PodInfo
+
+    pod = _pod([{"cpu": "100m"}], pod_level={"cpu": "2", "memory": "1Gi"})
+    assert is_pod_level_requests_set(pod)
+    assert pod_requests(pod)["cpu"] == parse_quantity("2")
+    try:
+        featuregates.DEFAULT.set_emulation(33)
+        assert not is_pod_level_requests_set(pod)
+        assert pod_requests(pod) == {"cpu": parse_quantity("100m")}
+        info = PodInfo(pod)
+        assert info.requests.milli_cpu == 100 and info.non0_mem == 200 * 1024 * 1024  # default memory
+    finally:
+        featuregates.DEFAULT.reset()

@@ -1,18 +1,24 @@
 """--emulated-version and --min-compatibility-version on berth run, against the real kube-scheduler
 v1.36.3: the same versions and gates accepted, the same refused with the same message; and berth
-refusing to run an emulation whose behaviour it does not implement."""
+running at 1.33 with the v1.33 behaviour of the gates whose defaults differ there."""
 
 from __future__ import annotations
 
 import re
 import subprocess
+import time
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
+from e2e.standalone import SCHEDULER_NAME, BerthScheduler
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
 
 from app import featuregates
 from app.cli.main import main
-from tests.kube.controlplane import default_bin_dir
+from tests.kube.controlplane import ControlPlaneError, LocalControlPlane, default_bin_dir
 
 ACCEPTED = "accepted"
 """Both got past the version and gate checks (and then failed on the missing kubeconfig)."""
@@ -76,17 +82,85 @@ def test_versions_and_gates_are_accepted_and_refused_as_by_kube_scheduler(
     assert berth_verdict(args, capsys) == kube_verdict(args)
 
 
-def test_qh_off_at_1_33_is_accepted_by_kube_and_refused_by_berth_with_every_gate_it_lacks(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """kube-scheduler runs upstream's QueueingHints-off workloads at 1.33; berth names the gates
-    whose v1.33 behaviour it does not have instead of scheduling differently."""
+def test_qh_off_at_1_33_is_accepted_by_kube_and_by_berth(capsys: pytest.CaptureFixture[str]) -> None:
+    """kube-scheduler runs upstream's QueueingHints-off workloads at 1.33, and so does berth: every
+    gate whose default differs there has its v1.33 behaviour in berth."""
     args = ["--emulated-version=1.33", "--feature-gates=SchedulerQueueingHints=false"]
     assert kube_verdict(args) == ACCEPTED
-    refusal = berth_verdict(args, capsys)
-    assert refusal.startswith("--emulated-version=1.33: berth implements kube-scheduler v1.36.3's behaviour")
-    assert "SchedulerQueueingHints=false" in refusal
-    assert "DynamicResourceAllocation=false" in refusal  # v1.33's default: the plugin is off there
+    assert berth_verdict(args, capsys) == ACCEPTED
+
+
+@pytest.mark.kube
+def test_berth_run_at_1_33_schedules_a_pod_on_a_1_33_control_plane(tmp_path: Path) -> None:
+    """``berth run --emulated-version=1.33 --feature-gates=SchedulerQueueingHints=false`` against
+    a kube-apiserver emulating 1.33 (as scheduler_perf runs these workloads): it gets ready without
+    the resource.k8s.io informers (DynamicResourceAllocation is off there), binds a pod, and one
+    left unschedulable by a node selector is scheduled once a matching node appears."""
+    cp = LocalControlPlane(
+        default_bin_dir(), ready_timeout=120.0, extra_apiserver_args=("--emulated-version=1.33",)
+    )
+    try:
+        cp.start()
+    except ControlPlaneError as err:
+        pytest.fail(f"could not start the control plane: {err}", pytrace=False)
+    berth = None
+    api = k8s_config.new_client_from_config(config_file=str(cp.kubeconfig))
+    try:
+        berth = BerthScheduler.on(
+            cp,
+            tmp_path,
+            namespace="kube-system",
+            lease_name="berth-133",
+            name="berth-133",
+            leader_elect=False,
+            extra_args=("--emulated-version=1.33", "--feature-gates=SchedulerQueueingHints=false"),
+        ).start()
+        deadline = time.monotonic() + 120
+        while berth.get("/readyz")[0] != 200:
+            assert berth.alive and time.monotonic() < deadline, berth.log.read_text()[-3000:]
+            time.sleep(0.2)
+        core = k8s_client.CoreV1Api(api)
+        core.create_node(_node("n1", {}))
+        core.create_namespaced_pod("default", _pod("plain", {}))
+        core.create_namespaced_pod("default", _pod("picky", {"zone": "b"}))
+        assert _node_of(core, "plain") == "n1"
+        core.create_node(_node("n2", {"zone": "b"}))  # a Node/Add: NodeAffinity's event, no hint asked
+        assert _node_of(core, "picky") == "n2"
+        log = berth.log.read_text()
+        assert "resource.k8s.io" not in log
+    finally:
+        if berth is not None:
+            berth.stop()
+        api.close()
+        cp.stop()
+
+
+def _node(name: str, labels: dict[str, str]) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **labels}},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+    }
+
+
+def _pod(name: str, node_selector: dict[str, str]) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name},
+        "spec": {
+            "schedulerName": SCHEDULER_NAME,
+            "nodeSelector": node_selector,
+            "containers": [{"name": "c", "image": "busybox"}],
+        },
+    }
+
+
+def _node_of(core: Any, name: str, timeout: float = 60.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        node = core.read_namespaced_pod(name, "default").spec.node_name
+        if node:
+            return str(node)
+        time.sleep(0.2)
+    raise AssertionError(f"pod {name} was not scheduled in {timeout}s")
 
 
 def test_gate_defaults_follow_the_emulated_version() -> None:

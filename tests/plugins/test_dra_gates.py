@@ -275,3 +275,46 @@ def test_a_list_the_selector_cannot_read_is_an_unsupported_attribute_value(
 ) -> None:
     with pytest.raises(AllocationError, match="unsupported attribute value"):
         _allocate_with_lists(values, MATCH, 2, list_types)
+
+
+def test_with_dynamic_resource_allocation_off_the_plugin_does_nothing() -> None:
+    """kube's ``New`` with the gate off (its default at --emulated-version=1.33): a plugin whose
+    ``enabled`` is false; every extension point returns at once, even for a pod with claims whose
+    claim does not exist (kube neither gates nor rejects it), and no event is registered."""
+    featuregates.DEFAULT.set_emulation(33)
+    plugin = DynamicResources(None, FakeHandle())
+    pod = parse_pod(
+        {
+            "metadata": {"name": "p", "namespace": "default", "uid": "uid-p"},
+            "spec": {
+                "containers": [{"name": "c"}],
+                "resourceClaims": [{"name": "gpu", "resourceClaimName": "missing"}],
+            },
+        }
+    )
+    state = CycleState()
+    node = NodeInfo(make_node("n1"))
+    assert plugin.pre_enqueue(pod) is None
+    assert plugin.events_to_register() == []
+    result, status = plugin.pre_filter(state, pod, [node])
+    assert result is None and status is not None and status.code is Code.SKIP
+    assert plugin.filter(state, pod, node) is None
+    assert plugin.score_nodes(state, pod, [node]) == [0]
+    assert plugin.reserve(state, pod, "n1") is None
+    plugin.unreserve(state, pod, "n1")
+    pre_flight = plugin.pre_bind_pre_flight(state, pod, "n1")
+    assert pre_flight is not None and pre_flight.code is Code.SKIP
+    assert plugin.pre_bind(state, pod, "n1") is None
+    _, post = plugin.post_filter(state, pod, None)  # type: ignore[arg-type]
+    assert post.code is Code.UNSCHEDULABLE and post.message() == "plugin disabled"
+
+
+def test_dynamic_resources_is_a_default_plugin_only_with_the_gate_on() -> None:
+    """``applyFeatureGates``: DynamicResources joins the default MultiPoint set with the gate."""
+    from app.config.defaults import default_plugins
+    from app.plugins.registry import in_tree_registry
+
+    registry = in_tree_registry()
+    assert "DynamicResources" in [p.name for p in default_plugins(registry).multi_point.enabled]
+    featuregates.DEFAULT.set_emulation(33)
+    assert "DynamicResources" not in [p.name for p in default_plugins(registry).multi_point.enabled]

@@ -631,3 +631,25 @@ def test_translation_error_is_the_filter_error() -> None:
         r"expected: \{locale\}-\{region\}-\{zone\}, got: zone-a$",
     ):
         b.find_pod_volumes(claims, node1_zone1)
+
+
+def test_volume_attributes_class_off_as_kube_find_matching_volume() -> None:
+    """``FindMatchingVolume`` with VolumeAttributesClass off (its default at 1.33): a PV naming a
+    class is never matched, and a claim naming one is an error; on, the classes must be equal."""
+    import copy
+
+    from plugins.volumebinding_helpers import NODE_LABEL_KEY, parsed_pv, parsed_pvc, pv_node1a, unbound_pvc
+
+    node = parse_node({"metadata": {"name": "node1", "labels": {NODE_LABEL_KEY: "node1"}}})
+    with_class = copy.deepcopy(pv_node1a)
+    with_class["spec"]["volumeAttributesClassName"] = "gold"
+    plain_pv, class_pv = parsed_pv(pv_node1a), parsed_pv(with_class)
+    claim = parsed_pvc(unbound_pvc)
+    assert find_matching_volume(claim, [class_pv, plain_pv], node, {}, True, False) is plain_pv
+    assert find_matching_volume(claim, [class_pv], node, {}, True, False) is None
+    gold_raw = copy.deepcopy(unbound_pvc)
+    gold_raw["spec"]["volumeAttributesClassName"] = "gold"
+    gold = parsed_pvc(gold_raw)
+    assert find_matching_volume(gold, [class_pv, plain_pv], node, {}, True, True) is class_pv
+    with pytest.raises(BinderError, match="feature-gate VolumeAttributesClass is disabled"):
+        find_matching_volume(gold, [class_pv], node, {}, True, False)

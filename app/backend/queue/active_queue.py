@@ -44,8 +44,11 @@ _COMPACT_MIN = 256
 class ActiveQueue:
     """The heap of pods to schedule, the in-flight pods and the event log."""
 
-    def __init__(self, key: SortKey) -> None:
+    def __init__(self, key: SortKey, track_in_flight: bool = True) -> None:
+        """``track_in_flight`` False is kube's activeQueue with SchedulerQueueingHints off: popped
+        pods are counted but not tracked, so no event is ever logged for them."""
         self._heap = PodHeap(key)
+        self._track = track_in_flight
         # The log is a list read from ``_head``; positions are absolute (``_base`` + index).
         self._log: list[InFlightEvent | _InFlightPod | None] = []
         self._base = 0
@@ -103,7 +106,8 @@ class ActiveQueue:
                 "The same pod is tracked in multiple places in the scheduler; discarding it", pod=pod.key
             )
             return False
-        self._in_flight[pod.uid] = self._append(_InFlightPod(pod))
+        if self._track:
+            self._in_flight[pod.uid] = self._append(_InFlightPod(pod))
         self.scheduling_cycle += 1
         count_unschedulable_reasons(qpi, -1)
         return True

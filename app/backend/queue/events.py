@@ -44,6 +44,7 @@ __all__ = [
     "EVENT_UNSCHEDULED_POD_ADD",
     "EVENT_UNSCHEDULED_POD_DELETE",
     "EVENT_UNSCHEDULED_POD_UPDATE",
+    "is_pod_updated",
     "node_scheduling_properties_change",
     "node_update_action",
     "pod_scheduling_properties_change",
@@ -98,6 +99,26 @@ def pod_scheduling_properties_change(new: Pod, old: Pod) -> list[ClusterEvent]:
     resource = ASSIGNED_POD if new.node_name else UNSCHEDULED_POD
     events = [ClusterEvent(resource, action) for changed, action in _POD_CHANGES if changed(new, old)]
     return events or [ClusterEvent(resource, ActionType.UPDATE)]
+
+
+_IGNORED_METADATA = ("resourceVersion", "generation", "managedFields", "finalizers")
+
+
+def _without_noise(pod: Pod) -> dict[str, Any]:
+    """The pod as ``isPodUpdated`` compares it: no resourceVersion, generation, managed fields,
+    finalizers, and of the status only the generated claims' statuses."""
+    stripped = dict(pod.raw)
+    metadata = _section(pod, "metadata")
+    stripped["metadata"] = {k: v for k, v in metadata.items() if k not in _IGNORED_METADATA}
+    status = _section(pod, "status")
+    stripped["status"] = {k: status[k] for k in _CLAIM_STATUS_FIELDS if status.get(k)}
+    return stripped
+
+
+def is_pod_updated(old: Pod, new: Pod) -> bool:
+    """``isPodUpdated``: the pod changed beyond its status and bookkeeping metadata (the queue's
+    test, with SchedulerQueueingHints off, of whether an update may make the pod schedulable)."""
+    return _without_noise(old) != _without_noise(new)
 
 
 # --- nodes -----------------------------------------------------------------------------------

@@ -47,15 +47,16 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
 from app import featuregates, logs, metrics
-from app.api.objects import Pod
+from app.api.objects import Pod, PodAffinityTerm
 from app.backend.queue.active_queue import ActiveQueue
 from app.backend.queue.backoff_queue import ORDERING_WINDOW, BackoffQueue
-from app.backend.queue.events import pod_scheduling_properties_change
+from app.backend.queue.events import is_pod_updated, pod_scheduling_properties_change
 from app.backend.queue.heap import LessKey, SortKey
 from app.backend.queue.nominator import Nominator
 from app.backend.queue.queued_pod_info import QueuedPodInfo, count_unschedulable_reasons
 from app.backend.queue.unschedulable_pods import UnschedulablePods
 from app.framework.events import (
+    ASSIGNED_POD,
     BACKOFF_COMPLETE,
     EVENT_ASSIGNED_POD_ADD,
     EVENT_FORCE_ACTIVATE,
@@ -65,6 +66,7 @@ from app.framework.events import (
     FORCE_ACTIVATE,
     POP_FROM_BACKOFF_Q,
     SCHEDULE_ATTEMPT_FAILURE,
+    ActionType,
     ClusterEvent,
     QueueingHint,
     QueueingHintFunction,
@@ -92,6 +94,7 @@ DEFAULT_POD_INITIAL_BACKOFF = 1.0
 DEFAULT_POD_MAX_BACKOFF = 10.0
 DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
 POP_FROM_BACKOFF_Q_GATE = "SchedulerPopFromBackoffQ"
+QUEUEING_HINTS_GATE = "SchedulerQueueingHints"
 UNSCHEDULABLE_FLUSH_PERIOD = 30.0
 
 ACTIVE_Q = "Active"
@@ -127,19 +130,27 @@ class PriorityQueue:
         clock: Callable[[], float] = time.monotonic,
         nominator: Nominator | None = None,
         pop_from_backoff_q: bool = True,
+        queueing_hints_enabled: bool = True,
     ) -> None:
         """``less`` orders the active queue (the QueueSort plugin's); ``sort_key``, when given, must
         order pods as ``less`` does and is used instead (it is much faster).
 
         ``pre_enqueue`` and ``queueing_hints`` are per profile (scheduler name); see
         :meth:`for_profiles` to build them from the profiles' frameworks.
+
+        ``queueing_hints_enabled`` False is kube-scheduler with SchedulerQueueingHints off (its
+        default at 1.33): every registered hint is replaced by one that answers Queue (kube's
+        ``defaultQueueingHintFn``), popped pods are not tracked in flight, and a failed attempt
+        goes to backoff when a move request arrived since its cycle began (``moveRequestCycle``).
         """
         if pod_initial_backoff < 0 or pod_max_backoff < 0 or pod_max_in_unschedulable_pods_duration < 0:
             raise ValueError("queue durations must not be negative")
         active_key: SortKey = sort_key if sort_key is not None else (lambda qpi: LessKey(qpi, less))
         self._clock = clock
         self._cond = threading.Condition(threading.Lock())
-        self._active = ActiveQueue(active_key)
+        self._queueing_hints = queueing_hints_enabled
+        self._move_request_cycle = -1
+        self._active = ActiveQueue(active_key, track_in_flight=queueing_hints_enabled)
         self._backoff = BackoffQueue(
             clock, pod_initial_backoff, pod_max_backoff, active_key, pop_from_backoff_q
         )
@@ -148,6 +159,8 @@ class PriorityQueue:
         self._max_in_unschedulable = pod_max_in_unschedulable_pods_duration
         self._pre_enqueue = {name: list(plugins) for name, plugins in (pre_enqueue or {}).items()}
         self._hints: dict[str, QueueingHintMap] = dict(queueing_hints or {})
+        if not queueing_hints_enabled:
+            self._hints = {name: _always_queue(hint_map) for name, hint_map in self._hints.items()}
         self._plugin_events = _events_per_plugin(self._hints)
         self._matching: dict[tuple[str, ClusterEvent], list[QueueingHintFunction] | None] = {}
         self._interesting: dict[ClusterEvent, bool] = {}
@@ -166,6 +179,7 @@ class PriorityQueue:
             raise ValueError("the scheduling queue needs at least one profile")
         queue_sort = next(iter(profiles.values())).queue_sort[0]
         options.setdefault("pop_from_backoff_q", featuregates.DEFAULT.enabled(POP_FROM_BACKOFF_Q_GATE))
+        options.setdefault("queueing_hints_enabled", featuregates.DEFAULT.enabled(QUEUEING_HINTS_GATE))
         return cls(
             queue_sort.less,
             sort_key=getattr(queue_sort, "sort_key", None),
@@ -198,7 +212,7 @@ class PriorityQueue:
                 self._record_pending()
 
     def _update(self, old: Pod, new: Pod) -> None:
-        events = pod_scheduling_properties_change(new, old)
+        events = pod_scheduling_properties_change(new, old) if self._queueing_hints else []
         if self._active.add_events_if_pod_in_flight(old, new, events):
             if logs.enabled(6):
                 logs.info(
@@ -219,6 +233,16 @@ class PriorityQueue:
                 self._cond.notify_all()
             return
         self._set_pod(qpi, old, new)
+        if not self._queueing_hints:
+            if is_pod_updated(old, new):
+                # Without hints any real change may help: requeue as an UnscheduledPod/Update.
+                strategy = (
+                    _Strategy.AFTER_BACKOFF if self._backoff.is_backing_off(qpi) else _Strategy.IMMEDIATELY
+                )
+                queue = self._requeue(qpi, strategy, EVENT_UNSCHEDULED_POD_UPDATE.label)
+                if queue == ACTIVE_Q or (self._pop_from_backoff_q and queue == BACKOFF_Q):
+                    self._cond.notify_all()
+            return
         for event in events:
             queue = self._requeue(qpi, self._worth_requeuing(qpi, event, old, new), event.label)
             if queue != UNSCHEDULABLE_Q and logs.enabled(5):
@@ -262,7 +286,10 @@ class PriorityQueue:
                 if self._activate(pod):
                     activated = True
                 else:
+                    # In flight: with hints the ForceActivate event is logged for its requeue,
+                    # without them the move request cycle makes the requeue go to backoff.
                     self._active.add_events_if_pod_in_flight(None, pod, (EVENT_FORCE_ACTIVATE,))
+                    self._move_request_cycle = self._active.scheduling_cycle
             if activated:
                 self._cond.notify_all()
             self._record_pending()
@@ -285,7 +312,10 @@ class PriorityQueue:
         with self._cond:
             if not self._unschedulable and not self._active.any_in_flight():
                 # Nothing to move and nothing to log it for: the informers' initial lists (every
-                # bound pod an AssignedPod/Add) pass here once per object.
+                # bound pod an AssignedPod/Add) pass here once per object. Without hints the
+                # event still counts as a move request for the pods being scheduled.
+                if not self._queueing_hints and self._is_event_of_interest(event):
+                    self._move_request_cycle = self._active.scheduling_cycle
                 return
             if self._is_event_of_interest(event):
                 if event.is_wildcard() or logs.enabled(5):
@@ -300,14 +330,48 @@ class PriorityQueue:
                 self._move_pods_to_active_or_backoff_queue(pods, event, old_obj, new_obj)
             self._record_pending()
 
-    def assigned_pod_added(self, pod: Pod) -> None:
-        """An assigned pod appeared: what kube's handler does with QueueingHints on (an AssignedPod/Add event)."""
-        self.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_ADD, None, pod)
+    def assigned_pod_added(self, pod: Pod, namespace_labels: Mapping[str, str] | None = None) -> None:
+        """An assigned pod appeared (``addPodToCache``'s move). With hints, an AssignedPod/Add
+        event for every unschedulable pod; without them (``AssignedPodAdded``) only for the pods
+        this pod may help across topology: rejected by PodTopologySpread in its namespace, or
+        with a required pod-affinity term it matches. ``namespace_labels`` are the labels of
+        ``pod``'s namespace (None: unknown, as kube's nil)."""
+        if self._queueing_hints:
+            self.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_ADD, None, pod)
+            return
+        with self._cond:
+            pods = self._with_cross_topology_term(pod, namespace_labels)
+            self._move_pods_to_active_or_backoff_queue(pods, EVENT_ASSIGNED_POD_ADD, None, pod)
+            self._record_pending()
 
-    def assigned_pod_updated(self, old: Pod, new: Pod) -> None:
-        """An assigned pod changed: one move per specific change (``updateAssignedPodInCache``)."""
+    def assigned_pod_updated(
+        self, old: Pod, new: Pod, namespace_labels: Mapping[str, str] | None = None
+    ) -> None:
+        """An assigned pod changed: one move per specific change (``updateAssignedPodInCache``).
+        Without hints (``AssignedPodUpdated``) a scale-down concerns every unschedulable pod and
+        any other change only those :meth:`assigned_pod_added` would pick."""
         for event in pod_scheduling_properties_change(new, old):
-            self.move_all_to_active_or_backoff_queue(event, old, new)
+            if self._queueing_hints or match_cluster_events(_SCALE_DOWN, event):
+                self.move_all_to_active_or_backoff_queue(event, old, new)
+                continue
+            with self._cond:
+                pods = self._with_cross_topology_term(new, namespace_labels)
+                self._move_pods_to_active_or_backoff_queue(pods, event, old, new)
+                self._record_pending()
+
+    def _with_cross_topology_term(
+        self, pod: Pod, namespace_labels: Mapping[str, str] | None
+    ) -> list[QueuedPodInfo]:
+        """``getUnschedulablePodsWithCrossTopologyTerm``."""
+        return [
+            qpi
+            for qpi in self._unschedulable
+            if (POD_TOPOLOGY_SPREAD in qpi.unschedulable_plugins and qpi.pod.namespace == pod.namespace)
+            or any(
+                _affinity_term_matches(term, qpi.pod.namespace, pod, namespace_labels)
+                for term in _required_affinity_terms(qpi.pod)
+            )
+        ]
 
     # --- the scheduling cycle's side -------------------------------------------------------
 
@@ -343,7 +407,8 @@ class PriorityQueue:
         return self._pop_from_backoff_q and self._backoff.len_rejected() > 0
 
     def done(self, uid: str) -> None:
-        """The pod's scheduling cycle is over (``Done``): stop logging events for it."""
+        """The pod's scheduling cycle is over (``Done``): stop logging events for it (nothing is
+        logged without hints)."""
         with self._cond:
             self._active.done(uid)
 
@@ -388,6 +453,9 @@ class PriorityQueue:
         qpi.backoff_expiration = None
         qpi.was_flushed_from_unschedulable = False
         count_unschedulable_reasons(qpi, 1)
+        if not self._queueing_hints:
+            self._add_unschedulable_without_hints(qpi, scheduling_cycle)
+            return None
         hint = self._hint_for_in_flight_pod(qpi)
         queue = self._requeue(qpi, hint, SCHEDULE_ATTEMPT_FAILURE)
         if logs.enabled(3):
@@ -404,6 +472,24 @@ class PriorityQueue:
         if queue == ACTIVE_Q or (self._pop_from_backoff_q and queue == BACKOFF_Q):
             self._cond.notify_all()
         return None
+
+    def _add_unschedulable_without_hints(self, qpi: QueuedPodInfo, scheduling_cycle: int) -> None:
+        """``addUnschedulableWithoutQueueingHint``: backoff when the attempt failed with an error
+        or a move request came after its cycle began (that event may have helped), else the
+        unschedulable pods. Every rejector, Pending ones too, counts as unschedulable here."""
+        if self._move_request_cycle >= scheduling_cycle or not qpi.has_rejectors():
+            if self._move_to_backoff_q(qpi, SCHEDULE_ATTEMPT_FAILURE) and self._pop_from_backoff_q:
+                self._cond.notify_all()
+            return
+        self._unschedulable.add_or_update(qpi, False, SCHEDULE_ATTEMPT_FAILURE)
+        if logs.enabled(5):
+            logs.info(
+                "Pod moved to an internal scheduling queue",
+                5,
+                pod=qpi.pod.key,
+                event=SCHEDULE_ATTEMPT_FAILURE,
+                queue=UNSCHEDULABLE_Q,
+            )
 
     def _hint_for_in_flight_pod(self, qpi: QueuedPodInfo) -> _Strategy:
         """``determineSchedulingHintForInFlightPod``: what the events missed while in flight say."""
@@ -618,6 +704,7 @@ class PriorityQueue:
             self._unschedulable.delete(qpi.pod.key, qpi.gated)
             queue = self._requeue(qpi, strategy, label)
             activated = activated or queue == ACTIVE_Q or (self._pop_from_backoff_q and queue == BACKOFF_Q)
+        self._move_request_cycle = self._active.scheduling_cycle
         if self._active.add_event_if_any_in_flight(old_obj, new_obj, event) and logs.enabled(5):
             logs.info("Event received while pods are in flight", 5, event=label)
         if activated:
@@ -785,6 +872,41 @@ SchedulingQueue = PriorityQueue
 """kube's interface name; berth has the one implementation."""
 
 _NOMINATING_EVENTS = frozenset((EVENT_UNSCHEDULED_POD_ADD.label, EVENT_UNSCHEDULED_POD_UPDATE.label))
+
+
+POD_TOPOLOGY_SPREAD = "PodTopologySpread"
+_SCALE_DOWN = ClusterEvent(ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN)
+"""kube matches the event against Pod/UpdatePodScaleDown: a wildcard-free resource match."""
+
+
+def _required_affinity_terms(pod: Pod) -> list[PodAffinityTerm]:
+    affinity = pod.pod_affinity
+    return affinity.required if affinity is not None else []
+
+
+def _affinity_term_matches(
+    term: PodAffinityTerm, owner_namespace: str, pod: Pod, namespace_labels: Mapping[str, str] | None
+) -> bool:
+    """``AffinityTerm.Matches`` for a term of a pod in ``owner_namespace`` (no namespaces and no
+    namespace selector: the owner's namespace; a nil selector selects nothing)."""
+    namespaces = term.namespaces or ([] if term.namespace_selector is not None else [owner_namespace])
+    selected = pod.namespace in namespaces or (
+        term.namespace_selector is not None and term.namespace_selector.matches(namespace_labels or {})
+    )
+    return selected and term.label_selector is not None and term.label_selector.matches(pod.labels)
+
+
+def _queue(pod: Pod, old_obj: object, new_obj: object) -> QueueingHint:
+    """kube's ``defaultQueueingHintFn``: every registered event may help."""
+    return QueueingHint.QUEUE
+
+
+def _always_queue(hint_map: QueueingHintMap) -> QueueingHintMap:
+    """``buildQueueingHintMap`` with SchedulerQueueingHints off: each registration keeps its
+    event and plugin, its hint becomes the default Queue."""
+    return {
+        event: [QueueingHintFunction(f.plugin_name, _queue) for f in fns] for event, fns in hint_map.items()
+    }
 
 
 def _events_per_plugin(hints: Mapping[str, QueueingHintMap]) -> dict[str, list[ClusterEvent]]:

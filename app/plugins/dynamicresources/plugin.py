@@ -214,8 +214,11 @@ class DynamicResources(
     def __init__(
         self, args: DynamicResourcesArgs | None, handle: Handle, store: DRAStore | None = None
     ) -> None:
+        # DynamicResourceAllocation off (its default before v1.34): kube's plugin is built with
+        # ``enabled`` false and every extension point returns at once, claims or not.
+        self.enabled = featuregates.DEFAULT.enabled("DynamicResourceAllocation")
         for gate, needs in UNIMPLEMENTED_GATES.items():
-            if featuregates.DEFAULT.enabled(gate):
+            if self.enabled and featuregates.DEFAULT.enabled(gate):
                 raise ValueError(
                     f"feature gate {gate} is enabled, but berth implements DynamicResources as "
                     f"kube-scheduler v1.36.3 runs it with {gate} off (its default): with it on "
@@ -277,7 +280,7 @@ class DynamicResources(
 
     def pre_enqueue(self, pod: Pod) -> Status | None:
         """Keep the pod out of the active queue until all its claims exist."""
-        if not pod.resource_claims.claims:
+        if not self.enabled or not pod.resource_claims.claims:
             return None
         try:
             self.pod_claims(pod)
@@ -288,7 +291,10 @@ class DynamicResources(
     # --- events ---------------------------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """kube's registrations with QueueingHints on (node taints are NodeUnschedulable's business)."""
+        """kube's registrations with QueueingHints on (node taints are NodeUnschedulable's business);
+        none when the plugin is disabled."""
+        if not self.enabled:
+            return []
         return [
             ClusterEventWithHint(
                 ClusterEvent(
@@ -345,6 +351,8 @@ class DynamicResources(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
         """Collect the pod's claims and prepare the allocator for those not allocated yet."""
+        if not self.enabled:
+            return None, skip()
         s = _State()
         state.write(STATE_KEY, s)
         try:
@@ -450,6 +458,8 @@ class DynamicResources(
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         """Allocate the pending claims' devices on this node; check the allocated claims fit it."""
+        if not self.enabled:
+            return None
         s = state.get(STATE_KEY)
         if not isinstance(s, _State):
             return error("not found")
@@ -558,6 +568,8 @@ class DynamicResources(
         self, state: CycleState, pod: Pod, filtered_node_status: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
         """Deallocate a claim only this pod holds and that no node could use (kube's texts)."""
+        if not self.enabled:
+            return None, Status(Code.UNSCHEDULABLE, "plugin disabled")
         s = state.get(STATE_KEY)
         if not isinstance(s, _State):
             # PreFilter never ran (an earlier PreFilter rejected the pod): kube's ErrNotFound.
@@ -599,7 +611,8 @@ class DynamicResources(
         """:meth:`score` per node; all zero, without a per-node call, when nothing can score."""
         s = state.get(STATE_KEY)
         if (
-            not self.prioritized_list
+            not self.enabled
+            or not self.prioritized_list
             or not isinstance(s, _State)
             or not any(r.first_available for c in s.claims for r in c.requests)
         ):
@@ -633,12 +646,16 @@ class DynamicResources(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], scores: list[int]
     ) -> Status | None:
         """``DefaultNormalizeScore(MaxNodeScore, false)``."""
+        if not self.enabled:
+            return None
         return default_normalize_score(MAX_NODE_SCORE, False, scores)
 
     # --- Reserve / Unreserve -------------------------------------------------------------------------
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """Mark the node's allocations in flight so that no other pod gets these devices."""
+        if not self.enabled:
+            return None
         s = state.get(STATE_KEY)
         if not isinstance(s, _State):
             return error("not found")
@@ -670,6 +687,8 @@ class DynamicResources(
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Release the in-flight allocations and any reservation made for this pod."""
+        if not self.enabled:
+            return
         s = state.get(STATE_KEY)
         if not isinstance(s, _State) or not s.claims:
             return
@@ -697,6 +716,8 @@ class DynamicResources(
 
     def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """PreBind has work when the pod has claims (to allocate, reserve or just check)."""
+        if not self.enabled:
+            return skip()
         s = state.get(STATE_KEY)
         if not isinstance(s, _State):
             return error("not found")
@@ -704,6 +725,8 @@ class DynamicResources(
 
     def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         """Write each claim's allocation and the pod's reservation; wait for binding conditions."""
+        if not self.enabled:
+            return None
         s = state.get(STATE_KEY)
         if not isinstance(s, _State):
             return error("not found")

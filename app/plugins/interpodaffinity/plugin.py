@@ -16,6 +16,7 @@ from app.api.objects import Node, Pod
 from app.framework.cycle_state import CycleState
 from app.framework.events import (
     NODE,
+    NODE_ADD_TAINT_LABEL,
     POD,
     ActionType,
     ClusterEvent,
@@ -23,6 +24,7 @@ from app.framework.events import (
     QueueingHint,
     as_nodes,
     as_pods,
+    queueing_hints_enabled,
 )
 from app.framework.interfaces import (
     EnqueueExtensions,
@@ -296,7 +298,13 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                 self._pod_hint,
             ),
             ClusterEventWithHint(
-                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL), self._node_hint
+                ClusterEvent(
+                    NODE,
+                    ActionType.ADD | ActionType.UPDATE_NODE_LABEL
+                    if queueing_hints_enabled()
+                    else NODE_ADD_TAINT_LABEL,
+                ),
+                self._node_hint,
             ),
         ]
 

@@ -16,12 +16,14 @@ from app.api.selectors import NodeSelector, NodeSelectorTerm
 from app.framework.cycle_state import CycleState, StateData
 from app.framework.events import (
     NODE,
+    NODE_ADD_TAINT_LABEL,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
     HintError,
     QueueingHint,
     as_nodes,
+    queueing_hints_enabled,
 )
 from app.framework.interfaces import (
     EnqueueExtensions,
@@ -228,7 +230,12 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
         """A node added or relabelled."""
         return [
             ClusterEventWithHint(
-                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                ClusterEvent(
+                    NODE,
+                    ActionType.ADD | ActionType.UPDATE_NODE_LABEL
+                    if queueing_hints_enabled()
+                    else NODE_ADD_TAINT_LABEL,
+                ),
                 self.is_schedulable_after_node_change,
             )
         ]

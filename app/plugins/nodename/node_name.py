@@ -7,7 +7,14 @@ from typing import ClassVar
 
 from app.api.objects import Pod
 from app.framework.cycle_state import CycleState
-from app.framework.events import NODE, ActionType, ClusterEvent, ClusterEventWithHint
+from app.framework.events import (
+    NODE,
+    NODE_ADD_TAINT_LABEL,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    queueing_hints_enabled,
+)
 from app.framework.interfaces import EnqueueExtensions, FilterPlugin
 from app.framework.status import Status, unresolvable
 from app.framework.types import NodeInfo
@@ -48,4 +55,5 @@ class NodeName(FilterPlugin, EnqueueExtensions):
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """Only a node added can be the one the pod names; no hint: retried after backoff."""
-        return [ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD))]
+        actions = ActionType.ADD if queueing_hints_enabled() else NODE_ADD_TAINT_LABEL
+        return [ClusterEventWithHint(ClusterEvent(NODE, actions))]

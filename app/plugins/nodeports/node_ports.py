@@ -9,12 +9,14 @@ from app.api.objects import Pod
 from app.framework.cycle_state import CycleState, StateData
 from app.framework.events import (
     NODE,
+    NODE_ADD_TAINT_LABEL,
     POD,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
     QueueingHint,
     as_pods,
+    queueing_hints_enabled,
 )
 from app.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin, PreFilterResult
 from app.framework.status import Status, error, skip, unschedulable
@@ -83,7 +85,9 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         """A pod deleted (host ports are immutable, so updates never free one); a node added (no hint)."""
         return [
             ClusterEventWithHint(ClusterEvent(POD, ActionType.DELETE), self.is_schedulable_after_pod_deleted),
-            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD)),
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ActionType.ADD if queueing_hints_enabled() else NODE_ADD_TAINT_LABEL)
+            ),
         ]
 
     def is_schedulable_after_pod_deleted(self, pod: Pod, old: object, new: object) -> QueueingHint:

@@ -23,6 +23,7 @@ from app.framework.dra import DRAStore
 from app.framework.events import (
     DEVICE_CLASS,
     NODE,
+    NODE_ADD_TAINT_LABEL,
     POD,
     ActionType,
     ClusterEvent,
@@ -31,6 +32,7 @@ from app.framework.events import (
     QueueingHint,
     as_nodes,
     as_pods,
+    queueing_hints_enabled,
 )
 from app.framework.interfaces import (
     EnqueueExtensions,
@@ -371,7 +373,12 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                 self.is_schedulable_after_pod_event,
             ),
             ClusterEventWithHint(
-                ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+                ClusterEvent(
+                    NODE,
+                    ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
+                    if queueing_hints_enabled()
+                    else NODE_ADD_TAINT_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE,
+                ),
                 self.is_schedulable_after_node_change,
             ),
         ]

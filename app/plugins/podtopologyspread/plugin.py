@@ -26,6 +26,7 @@ from app.framework.events import (
     QueueingHint,
     as_nodes,
     as_pods,
+    queueing_hints_enabled,
 )
 from app.framework.interfaces import EnqueueExtensions, Handle
 from app.plugins.podtopologyspread.args import SYSTEM_DEFAULTING, PodTopologySpreadArgs
@@ -111,12 +112,9 @@ class PodTopologySpread(Filtering, Scoring, EnqueueExtensions):
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """Pods added, relabelled, deleted or (the pod itself) given a toleration; nodes added,
         deleted, relabelled or retainted."""
-        pod_actions = (
-            ActionType.ADD
-            | ActionType.UPDATE_POD_LABEL
-            | ActionType.UPDATE_POD_TOLERATION
-            | ActionType.DELETE
-        )
+        pod_actions = ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE
+        if queueing_hints_enabled():  # without hints any update of the pod itself retries it
+            pod_actions |= ActionType.UPDATE_POD_TOLERATION
         node_actions = (
             ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
         )

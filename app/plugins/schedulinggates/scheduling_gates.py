@@ -12,6 +12,7 @@ from app.framework.events import (
     ClusterEventWithHint,
     QueueingHint,
     as_pods,
+    queueing_hints_enabled,
 )
 from app.framework.interfaces import EnqueueExtensions, PreEnqueuePlugin
 from app.framework.status import Status, unresolvable
@@ -31,7 +32,10 @@ class SchedulingGates(PreEnqueuePlugin, EnqueueExtensions):
         return unresolvable(f"waiting for scheduling gates: [{' '.join(gates)}]")
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        """Only the pod losing its last gate ungates it."""
+        """Only the pod losing its last gate ungates it (nothing without QueueingHints: an update
+        of a gated pod reruns PreEnqueue anyway)."""
+        if not queueing_hints_enabled():
+            return []
         return [
             ClusterEventWithHint(
                 ClusterEvent(POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),

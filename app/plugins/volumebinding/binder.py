@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Protocol
 
+from app import featuregates
 from app.api.objects import LABEL_HOSTNAME, Node, Pod, pod_claim_name
 from app.api.selectors import NodeSelector
 from app.api.storage import (
@@ -214,9 +215,17 @@ def find_matching_volume(
     node: Node | None,
     excluded: Mapping[str, PersistentVolume],
     delay_binding: bool,
+    vac_enabled: bool = True,
 ) -> PersistentVolume | None:
-    """``FindMatchingVolume`` (VolumeAttributesClass on, as in v1.36): the PV already bound to the
-    claim if it fits the node, else the smallest available PV that satisfies the claim."""
+    """``FindMatchingVolume``: the PV already bound to the claim if it fits the node, else the
+    smallest available PV that satisfies the claim. With VolumeAttributesClass on (v1.36) the
+    classes must be equal; off (its default at 1.33), a claim naming one is an error and a PV
+    naming one is never matched."""
+    if not vac_enabled and claim.volume_attributes_class_name:
+        raise BinderError(
+            f"unsupported volumeAttributesClassName is set on claim {claim.key} "
+            "when the feature-gate VolumeAttributesClass is disabled"
+        )
     requested = claim.request or Fraction(0)
     smallest: PersistentVolume | None = None
     for pv in volumes:
@@ -228,7 +237,9 @@ def find_matching_volume(
             continue
         if claim.volume_mode != pv.volume_mode:
             continue
-        if claim.volume_attributes_class_name != pv.volume_attributes_class_name:
+        if vac_enabled and claim.volume_attributes_class_name != pv.volume_attributes_class_name:
+            continue
+        if not vac_enabled and pv.volume_attributes_class_name:
             continue
         if pv.deletion_timestamp:
             continue
@@ -421,7 +432,9 @@ class VolumeBinder:
         found = True
         for pvc in sorted(claims, key=lambda c: c.request or Fraction(0)):
             candidates = pod_claims.candidates_for(pvc.storage_class_name).for_node(node, pvc)
-            pv = find_matching_volume(pvc, candidates, node, chosen, True)
+            pv = find_matching_volume(
+                pvc, candidates, node, chosen, True, featuregates.DEFAULT.enabled("VolumeAttributesClass")
+            )
             if pv is None:
                 unmatched.append(pvc)
                 found = False

@@ -36,6 +36,7 @@ from app.framework.events import (
     CSI_NODE,
     CSI_STORAGE_CAPACITY,
     NODE,
+    NODE_ADD_TAINT_LABEL,
     PERSISTENT_VOLUME,
     PERSISTENT_VOLUME_CLAIM,
     STORAGE_CLASS,
@@ -43,6 +44,7 @@ from app.framework.events import (
     ClusterEvent,
     ClusterEventWithHint,
     QueueingHint,
+    queueing_hints_enabled,
 )
 from app.framework.interfaces import (
     EnqueueExtensions,
@@ -339,7 +341,14 @@ class VolumeBinding(
                 self.is_schedulable_after_claim_change,
             ),
             ClusterEventWithHint(ClusterEvent(PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE)),
-            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    NODE,
+                    ActionType.ADD | ActionType.UPDATE_NODE_LABEL
+                    if queueing_hints_enabled()
+                    else NODE_ADD_TAINT_LABEL,
+                )
+            ),
             ClusterEventWithHint(
                 ClusterEvent(CSI_NODE, ActionType.ADD | ActionType.UPDATE),
                 self.is_schedulable_after_csi_node_change,

@@ -31,6 +31,7 @@ from app.api.storage import (
 from app.framework.cycle_state import CycleState, StateData
 from app.framework.events import (
     NODE,
+    NODE_ADD_TAINT_LABEL,
     PERSISTENT_VOLUME,
     PERSISTENT_VOLUME_CLAIM,
     STORAGE_CLASS,
@@ -38,6 +39,7 @@ from app.framework.events import (
     ClusterEvent,
     ClusterEventWithHint,
     QueueingHint,
+    queueing_hints_enabled,
 )
 from app.framework.interfaces import EnqueueExtensions, FilterPlugin, Handle, PreFilterPlugin, PreFilterResult
 from app.framework.status import Status, skip, unresolvable
@@ -170,7 +172,14 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
             ClusterEventWithHint(
                 ClusterEvent(STORAGE_CLASS, ActionType.ADD), self.is_schedulable_after_storage_class_added
             ),
-            ClusterEventWithHint(ClusterEvent(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    NODE,
+                    ActionType.ADD | ActionType.UPDATE_NODE_LABEL
+                    if queueing_hints_enabled()
+                    else NODE_ADD_TAINT_LABEL,
+                )
+            ),
             ClusterEventWithHint(
                 ClusterEvent(PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE),
                 self.is_schedulable_after_claim_change,
