@@ -358,16 +358,21 @@ def _text_objects(text: str, path: str) -> Iterator[_Doc]:
         # Each document is released once parsed, so that the peak holds one decoded document beside
         # what the state keeps, not the whole file decoded.
         raw, documents[d] = documents[d], None
-        if raw is None:  # an empty document ("---" twice): kubectl ignores it too
-            continue
-        try:
-            raw = decoding.sanitize(raw)
-        except FieldError as err:
-            where = f"document {d + 1}"
-            if isinstance(raw, Mapping) and isinstance(raw.get("kind"), str):
-                where = _describe(_Doc(raw, where), raw["kind"])
-            raise StateError(path, str(err), where) from None
-        yield from _flatten(raw, f"document {d + 1}", path)
+        yield from _document_objects(raw, d + 1, path)
+
+
+def _document_objects(raw: Any, number: int, path: str) -> Iterator[_Doc]:
+    """The objects of the file's document ``number`` (1-based), sanitized, ``List`` items expanded."""
+    if raw is None:  # an empty document ("---" twice): kubectl ignores it too
+        return
+    try:
+        raw = decoding.sanitize(raw)
+    except FieldError as err:
+        where = f"document {number}"
+        if isinstance(raw, Mapping) and isinstance(raw.get("kind"), str):
+            where = _describe(_Doc(raw, where), raw["kind"])
+        raise StateError(path, str(err), where) from None
+    yield from _flatten(raw, f"document {number}", path)
 
 
 def _build_state(objects: Iterator[_Doc], path: str) -> ClusterState:
@@ -468,13 +473,13 @@ def _build_state(objects: Iterator[_Doc], path: str) -> ClusterState:
 def load_state(path: str) -> ClusterState:
     """Read and parse the state file at ``path`` (see :func:`parse_state`).
 
-    A JSON array or ``List`` is decoded one item at a time (:func:`_streamed_objects`), so the whole
-    file is never held decoded. Anything that path does not take, and any error on it, goes through
+    A JSON array or ``List`` is decoded one item at a time and YAML one document at a time
+    (:func:`_streamed_objects`), so the whole file is never held decoded. Anything that path does not take, and any error on it, goes through
     :func:`parse_state` on the whole text, whose messages are the state file's messages.
     """
     try:
         return _build_state(_streamed_objects(path), path)
-    except (_NotStreamed, ijson.JSONError, ValueError, OSError, RecursionError):
+    except (_NotStreamed, ijson.JSONError, yaml.YAMLError, ValueError, OSError, RecursionError):
         pass
     return parse_state(_read_text(path), path)
 
@@ -492,7 +497,8 @@ class _NotStreamed(Exception):
 
 
 def _streamed_objects(path: str) -> Iterator[_Doc]:
-    """The objects of a JSON array or ``List`` file, decoded, sanitized and yielded one item at a time.
+    """The objects of a JSON array or ``List`` file, decoded, sanitized and yielded one item at a time,
+    or of a YAML file one document at a time.
 
     Raises :class:`_NotStreamed` for any other file. The whole-text decoder gives the same objects
     with the same ``where``; a decoding or sanitizing error here is reported by that decoder instead.
@@ -501,11 +507,11 @@ def _streamed_objects(path: str) -> Iterator[_Doc]:
         head = fh.read(_STREAM_CHUNK_BYTES).decode("utf-8", errors="replace").lstrip()
     if head.startswith("["):
         for d, raw in enumerate(_items(path, "item")):
-            if raw is not None:  # null elements are empty documents, as in the whole-text decoder
-                yield from _flatten(_sanitized(raw), f"document {d + 1}", path)
+            yield from _document_objects(raw, d + 1, path)
         return
     if not head.startswith("{"):
-        raise _NotStreamed
+        yield from _yaml_objects(path)
+        return
     top = _list_members(path)
     kind = top.get("kind")
     if not isinstance(kind, str) or not kind.endswith("List"):
@@ -516,6 +522,26 @@ def _streamed_objects(path: str) -> Iterator[_Doc]:
         )
 
 
+def _yaml_objects(path: str) -> Iterator[_Doc]:
+    """The objects of a YAML file, read and decoded by libyaml one document at a time."""
+    if _FastStateLoader is None:
+        raise _NotStreamed  # the pure-Python loader is the whole-text decoder's, for its messages
+    with open(path, encoding="utf-8") as fh:
+        loader = _FastStateLoader(fh)
+        try:
+            number = 0
+            while True:
+                with decoding.recursion_limit(decoding.YAML_RECURSION_LIMIT):
+                    if not loader.check_node():
+                        return
+                    node = loader.get_node()
+                    raw = loader.construct_document(node) if node is not None else None
+                number += 1
+                yield from _document_objects(raw, number, path)
+        finally:
+            loader.dispose()
+
+
 def _items(path: str, prefix: str) -> Iterator[Any]:
     """The values at ``prefix`` of the JSON file, decoded by ijson's C parser one at a time."""
     with open(path, "rb") as fh:
@@ -523,8 +549,7 @@ def _items(path: str, prefix: str) -> Iterator[Any]:
 
 
 def _sanitized(item: Any) -> Any:
-    """``item`` sanitized at the depth it has inside the whole document (an item of a List's items,
-    or an element of a top-level array, which is as deep)."""
+    """``item`` sanitized at the depth it has inside the whole document (an item of a List's items)."""
     return decoding.sanitize({"items": [item]})["items"][0]
 
 

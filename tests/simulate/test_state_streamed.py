@@ -135,3 +135,48 @@ def test_streamed_file_reports_what_the_whole_text_reports(tmp_path: Path, text:
     except StateError as err:
         got = str(err)
     assert got == expected
+
+
+YAML_STREAM = """\
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "4", pods: "110"}}
+---
+---
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Pod, metadata: {name: a, uid: ua, creationTimestamp: 2024-05-01T10:00:00Z},
+   spec: {nodeName: n1, containers: [{name: c, image: i}]}}
+- {apiVersion: v1, kind: Pod, metadata: {name: b, uid: ub}, spec: {containers: [{name: c, image: i}]}}
+"""
+
+
+def test_streamed_yaml_gives_the_whole_text_state(tmp_path: Path) -> None:
+    path = tmp_path / "state.yaml"
+    path.write_text(YAML_STREAM, encoding="utf-8")
+    assert sum(1 for _ in _streamed_objects(str(path))) == 3
+    assert _seen(load_state(str(path))) == _seen(parse_state(YAML_STREAM, str(path)))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        YAML_STREAM
+        + "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\n",  # duplicate in a later document
+        "apiVersion: v1\nkind: Pod\nmetadata: {}\n---\n"
+        + YAML_STREAM
+        + "---\nkey: [unclosed\n",  # bad object, then bad YAML
+        YAML_STREAM + "---\n- just a list\n",
+    ],
+    ids=["duplicate", "syntax-error-after-bad-object", "not-an-object"],
+)
+def test_streamed_yaml_reports_what_the_whole_text_reports(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "state.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(StateError) as whole:
+        parse_state(text, str(path))
+    with pytest.raises(StateError) as streamed:
+        load_state(str(path))
+    assert str(streamed.value) == str(whole.value)
