@@ -492,6 +492,10 @@ _STREAM_CHUNK_BYTES = 1 << 16
 _TAIL_BYTES = 1 << 16
 
 
+#: The nesting level of a List's item in the whole document (the list, its items, the item).
+_LIST_ITEM_DEPTH = 3
+
+
 class _NotStreamed(Exception):
     """The file is not a JSON array or ``List`` whose shape the streaming decoder is sure of."""
 
@@ -550,7 +554,7 @@ def _items(path: str, prefix: str) -> Iterator[Any]:
 
 def _sanitized(item: Any) -> Any:
     """``item`` sanitized at the depth it has inside the whole document (an item of a List's items)."""
-    return decoding.sanitize({"items": [item]})["items"][0]
+    return decoding.sanitize(item, depth=_LIST_ITEM_DEPTH)
 
 
 def _list_members(path: str) -> dict[str, Any]:
