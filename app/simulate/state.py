@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -549,7 +550,18 @@ def _yaml_objects(path: str) -> Iterator[_Doc]:
 def _items(path: str, prefix: str) -> Iterator[Any]:
     """The values at ``prefix`` of the JSON file, decoded by ijson's C parser one at a time."""
     with open(path, "rb") as fh:
-        yield from ijson.items(fh, prefix, use_float=True, buf_size=_STREAM_CHUNK_BYTES)
+        for item in ijson.items(fh, prefix, use_float=True, buf_size=_STREAM_CHUNK_BYTES):
+            yield _interned_keys(item)
+
+
+def _interned_keys(value: Any) -> Any:
+    """``value`` with its objects' keys interned: ijson makes a new string for every key, where orjson
+    shares repeated ones; shared keys cost memory once and are found by identity in the plugins' lookups."""
+    if isinstance(value, dict):
+        return {sys.intern(k): _interned_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_interned_keys(v) for v in value]
+    return value
 
 
 def _sanitized(item: Any) -> Any:
