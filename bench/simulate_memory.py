@@ -12,6 +12,7 @@ peak per bound pod (the difference of the two files' peaks over N). Usage::
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import sys
 import tempfile
 from pathlib import Path
@@ -79,8 +80,13 @@ def main() -> int:
     )
     with tempfile.TemporaryDirectory() as tmp:
         files = {"nodes": Path(tmp) / "nodes.json", "state": Path(tmp) / "state.json"}
-        write_state(files["nodes"], args.nodes, 0)
-        write_state(files["state"], args.nodes, args.pods)
+        # Written by a child process: a berth forked from a parent that built the state would start with
+        # the parent's pages in its RSS.
+        spawn = multiprocessing.get_context("spawn")
+        for path, pods in ((files["nodes"], 0), (files["state"], args.pods)):
+            writer = spawn.Process(target=write_state, args=(path, args.nodes, pods))
+            writer.start()
+            writer.join()
         print(
             f"state: {files['state'].stat().st_size / 2**20:.0f} MiB JSON, {args.nodes} nodes, {args.pods} bound pods"
         )
