@@ -120,12 +120,15 @@ def _replace_surrogates(text: str) -> str:
     return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
 
 
-def sanitize(doc: Any) -> Any:
+def sanitize(doc: Any, depth: int = 1) -> Any:
     """Check a decoded document in one iterative walk: nesting within MAX_DEPTH and no :class:`HugeInt`
-    (raises FieldError naming the field); unpaired surrogates in keys and strings replaced in place."""
+    (raises FieldError naming the field); unpaired surrogates in keys and strings replaced in place.
+
+    ``depth`` is the document's own nesting level: 3 for an item of a List's ``items``, checked alone.
+    """
     if isinstance(doc, str):
         return _replace_surrogates(doc) if _has_surrogates(doc) else doc
-    stack: list[tuple[Any, int, str]] = [(doc, 1, "")]
+    stack: list[tuple[Any, int, str]] = [(doc, depth, "")]
     while stack:
         container, depth, path = stack.pop()
         if depth > MAX_DEPTH:

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import ijson
 import orjson
 import yaml
+from ijson.common import ObjectBuilder
 
 from app.api import decoding
 from app.api.errors import FieldError
@@ -252,16 +255,21 @@ def _flatten(raw: Any, where: str, path: str) -> Iterator[_Doc]:
     if isinstance(kind, str) and kind.endswith("List") and "items" in raw:
         if not isinstance(items, list):
             raise StateError(path, f"items: expected an array, got {json_type_name(items)}", where)
-        # Items of a typed list from the API (PodList) carry no kind/apiVersion: they are the list's.
         item_kind = kind[: -len("List")]
         api_version = raw.get("apiVersion")
         for i, item in enumerate(items):
-            if isinstance(item, Mapping) and item_kind and "kind" not in item:
-                item = {"kind": item_kind, **({"apiVersion": api_version} if api_version else {}), **item}
-            yield from _flatten(item, f"{where}, item {i + 1}", path)
+            yield from _flatten_item(item, item_kind, api_version, f"{where}, item {i + 1}", path)
             items[i] = None  # parsed: release it (the document is the state file's, decoded for this parse)
         return
     yield _Doc(raw, where)
+
+
+def _flatten_item(item: Any, item_kind: str, api_version: Any, where: str, path: str) -> Iterator[_Doc]:
+    """The objects of one item of a ``List`` of ``item_kind`` (``Pod`` of a ``PodList``, "" of a ``List``)."""
+    # Items of a typed list from the API (PodList) carry no kind/apiVersion: they are the list's.
+    if isinstance(item, Mapping) and item_kind and "kind" not in item:
+        item = {"kind": item_kind, **({"apiVersion": api_version} if api_version else {}), **item}
+    yield from _flatten(item, where, path)
 
 
 # --- parsing ---------------------------------------------------------------------------------------------
@@ -338,6 +346,38 @@ def parse_state(text: str, path: str = "<state>") -> ClusterState:
 
     Raises :class:`StateError` for unparseable input or an invalid object.
     """
+    objects = _text_objects(text, path)
+    del text  # the generator holds the only reference: it frees the text once decoded
+    return _build_state(objects, path)
+
+
+def _text_objects(text: str, path: str) -> Iterator[_Doc]:
+    """The objects of a state file's text, sanitized and with ``List`` items expanded, in file order."""
+    documents = _documents(text, path)
+    del text  # the decoded documents are all that is read from here on: free the file's text
+    for d in range(len(documents)):
+        # Each document is released once parsed, so that the peak holds one decoded document beside
+        # what the state keeps, not the whole file decoded.
+        raw, documents[d] = documents[d], None
+        yield from _document_objects(raw, d + 1, path)
+
+
+def _document_objects(raw: Any, number: int, path: str) -> Iterator[_Doc]:
+    """The objects of the file's document ``number`` (1-based), sanitized, ``List`` items expanded."""
+    if raw is None:  # an empty document ("---" twice): kubectl ignores it too
+        return
+    try:
+        raw = decoding.sanitize(raw)
+    except FieldError as err:
+        where = f"document {number}"
+        if isinstance(raw, Mapping) and isinstance(raw.get("kind"), str):
+            where = _describe(_Doc(raw, where), raw["kind"])
+        raise StateError(path, str(err), where) from None
+    yield from _flatten(raw, f"document {number}", path)
+
+
+def _build_state(objects: Iterator[_Doc], path: str) -> ClusterState:
+    """The state of the file's ``objects``, which are parsed as they come and not kept."""
     state = ClusterState(path)
     pods: list[tuple[Pod, str]] = []
     seen_pods: dict[str, str] = {}
@@ -350,67 +390,52 @@ def parse_state(text: str, path: str = "<state>") -> ClusterState:
     def duplicate(where: str, field_path: str, value: str, first: str) -> StateError:
         return StateError(path, f'{field_path}: Duplicate value: "{value}" (first defined in {first})', where)
 
-    documents = _documents(text, path)
-    del text  # the decoded documents are all that is read from here on: free the file's text
-    for d in range(len(documents)):
-        # Each document is released once parsed, so that the peak holds one decoded document beside
-        # what the state keeps, not the whole file decoded.
-        raw, documents[d] = documents[d], None
-        if raw is None:  # an empty document ("---" twice): kubectl ignores it too
-            continue
+    for doc in objects:
+        api_version, kind = _type_meta(doc, path)
+        where = _describe(doc, kind)
         try:
-            raw = decoding.sanitize(raw)
+            if (api_version, kind) == _POD:
+                pod = parse_pod(doc.raw)
+                if pod.phase in _TERMINAL_PHASES:
+                    terminated += 1
+                    continue
+                if pod.node_name:
+                    # A running pod keeps what the engine reads of its document, as the informers'
+                    # cache does; a pending pod keeps it whole (hints edit and re-parse its spec).
+                    pod.raw = slim_pod_document(doc.raw, pod)
+                if pod.key in seen_pods:
+                    raise duplicate(where, "metadata.name", pod.name, seen_pods[pod.key])
+                if pod.uid in seen_uids:
+                    raise duplicate(where, "metadata.uid", pod.uid, seen_uids[pod.uid])
+                seen_pods[pod.key] = seen_uids[pod.uid] = doc.where
+                pods.append((pod, where))
+            elif (api_version, kind) == _NODE:
+                node = parse_node(doc.raw)
+                if node.name in seen_nodes:
+                    raise duplicate(where, "metadata.name", node.name, seen_nodes[node.name])
+                seen_nodes[node.name] = doc.where
+                state.nodes.append(node)
+            elif (api_version, kind) == _PRIORITY_CLASS:
+                pc = parse_priority_class(doc.raw)
+                if pc.name in seen_classes:
+                    raise duplicate(where, "metadata.name", pc.name, seen_classes[pc.name])
+                seen_classes[pc.name] = doc.where
+                state.priority_classes.append(pc)
+            # --- DynamicResources (issue 19): resource.k8s.io/v1 objects, parsed as they are added.
+            elif api_version == RESOURCE_API_VERSION and kind in DRA_KINDS:
+                state.objects.add(doc.raw)
+                state.other_objects.append(doc.raw)
+            elif (api_version, kind) in STORAGE_KINDS:
+                # --- storage: validated here (field-path errors), read by the volume plugins ---
+                STORAGE_KINDS[api_version, kind](doc.raw, "")
+                state.objects.add(doc.raw)
+                state.other_objects.append(doc.raw)
+            else:
+                state.objects.add(doc.raw)
+                state.other_objects.append(doc.raw)
+                skipped[kind] = skipped.get(kind, 0) + 1
         except FieldError as err:
-            where = f"document {d + 1}"
-            if isinstance(raw, Mapping) and isinstance(raw.get("kind"), str):
-                where = _describe(_Doc(raw, where), raw["kind"])
             raise StateError(path, str(err), where) from None
-        for doc in _flatten(raw, f"document {d + 1}", path):
-            api_version, kind = _type_meta(doc, path)
-            where = _describe(doc, kind)
-            try:
-                if (api_version, kind) == _POD:
-                    pod = parse_pod(doc.raw)
-                    if pod.phase in _TERMINAL_PHASES:
-                        terminated += 1
-                        continue
-                    if pod.node_name:
-                        # A running pod keeps what the engine reads of its document, as the informers'
-                        # cache does; a pending pod keeps it whole (hints edit and re-parse its spec).
-                        pod.raw = slim_pod_document(doc.raw, pod)
-                    if pod.key in seen_pods:
-                        raise duplicate(where, "metadata.name", pod.name, seen_pods[pod.key])
-                    if pod.uid in seen_uids:
-                        raise duplicate(where, "metadata.uid", pod.uid, seen_uids[pod.uid])
-                    seen_pods[pod.key] = seen_uids[pod.uid] = doc.where
-                    pods.append((pod, where))
-                elif (api_version, kind) == _NODE:
-                    node = parse_node(doc.raw)
-                    if node.name in seen_nodes:
-                        raise duplicate(where, "metadata.name", node.name, seen_nodes[node.name])
-                    seen_nodes[node.name] = doc.where
-                    state.nodes.append(node)
-                elif (api_version, kind) == _PRIORITY_CLASS:
-                    pc = parse_priority_class(doc.raw)
-                    if pc.name in seen_classes:
-                        raise duplicate(where, "metadata.name", pc.name, seen_classes[pc.name])
-                    seen_classes[pc.name] = doc.where
-                    state.priority_classes.append(pc)
-                # --- DynamicResources (issue 19): resource.k8s.io/v1 objects, parsed as they are added.
-                elif api_version == RESOURCE_API_VERSION and kind in DRA_KINDS:
-                    state.objects.add(doc.raw)
-                    state.other_objects.append(doc.raw)
-                elif (api_version, kind) in STORAGE_KINDS:
-                    # --- storage: validated here (field-path errors), read by the volume plugins ---
-                    STORAGE_KINDS[api_version, kind](doc.raw, "")
-                    state.objects.add(doc.raw)
-                    state.other_objects.append(doc.raw)
-                else:
-                    state.objects.add(doc.raw)
-                    state.other_objects.append(doc.raw)
-                    skipped[kind] = skipped.get(kind, 0) + 1
-            except FieldError as err:
-                raise StateError(path, str(err), where) from None
 
     # Priorities are resolved once every class is known: a class may follow the pods that use it.
     classes = {pc.name: pc for pc in BUILTIN_PRIORITY_CLASSES}
@@ -447,5 +472,139 @@ def parse_state(text: str, path: str = "<state>") -> ClusterState:
 
 
 def load_state(path: str) -> ClusterState:
-    """Read and parse the state file at ``path`` (see :func:`parse_state`)."""
+    """Read and parse the state file at ``path`` (see :func:`parse_state`).
+
+    A JSON array or ``List`` is decoded one item at a time and YAML one document at a time
+    (:func:`_streamed_objects`), so the whole file is never held decoded. Anything that path does not take, and any error on it, goes through
+    :func:`parse_state` on the whole text, whose messages are the state file's messages.
+    """
+    try:
+        return _build_state(_streamed_objects(path), path)
+    except (_NotStreamed, ijson.JSONError, yaml.YAMLError, ValueError, OSError, RecursionError):
+        pass
     return parse_state(_read_text(path), path)
+
+
+# --- decoding a JSON state file one item at a time -----------------------------------------------------
+
+#: How much of the file ijson's C parser reads at a time, and how much of its end holds the members
+#: of a ``List`` that follow ``items`` (kubectl prints ``kind`` and ``metadata`` after ``items``).
+_STREAM_CHUNK_BYTES = 1 << 16
+_TAIL_BYTES = 1 << 16
+
+
+#: The nesting level of a List's item in the whole document (the list, its items, the item).
+_LIST_ITEM_DEPTH = 3
+
+
+class _NotStreamed(Exception):
+    """The file is not a JSON array or ``List`` whose shape the streaming decoder is sure of."""
+
+
+def _streamed_objects(path: str) -> Iterator[_Doc]:
+    """The objects of a JSON array or ``List`` file, decoded, sanitized and yielded one item at a time,
+    or of a YAML file one document at a time.
+
+    Raises :class:`_NotStreamed` for any other file. The whole-text decoder gives the same objects
+    with the same ``where``; a decoding or sanitizing error here is reported by that decoder instead.
+    """
+    with open(path, "rb") as fh:
+        head = fh.read(_STREAM_CHUNK_BYTES).decode("utf-8", errors="replace").lstrip()
+    if head.startswith("["):
+        for d, raw in enumerate(_items(path, "item")):
+            yield from _document_objects(raw, d + 1, path)
+        return
+    if not head.startswith("{"):
+        yield from _yaml_objects(path)
+        return
+    top = _list_members(path)
+    kind = top.get("kind")
+    if not isinstance(kind, str) or not kind.endswith("List"):
+        raise _NotStreamed  # an object with a field "items" that is not a list of objects
+    for i, item in enumerate(_items(path, "items.item")):
+        yield from _flatten_item(
+            _sanitized(item), kind[: -len("List")], top.get("apiVersion"), f"document 1, item {i + 1}", path
+        )
+
+
+def _yaml_objects(path: str) -> Iterator[_Doc]:
+    """The objects of a YAML file, read and decoded by libyaml one document at a time."""
+    if _FastStateLoader is None:
+        raise _NotStreamed  # the pure-Python loader is the whole-text decoder's, for its messages
+    with open(path, encoding="utf-8") as fh:
+        loader = _FastStateLoader(fh)
+        try:
+            number = 0
+            while True:
+                with decoding.recursion_limit(decoding.YAML_RECURSION_LIMIT):
+                    if not loader.check_node():
+                        return
+                    node = loader.get_node()
+                    raw = loader.construct_document(node) if node is not None else None
+                number += 1
+                yield from _document_objects(raw, number, path)
+        finally:
+            loader.dispose()
+
+
+def _items(path: str, prefix: str) -> Iterator[Any]:
+    """The values at ``prefix`` of the JSON file, decoded by ijson's C parser one at a time."""
+    with open(path, "rb") as fh:
+        for item in ijson.items(fh, prefix, use_float=True, buf_size=_STREAM_CHUNK_BYTES):
+            yield _interned_keys(item)
+
+
+def _interned_keys(value: Any) -> Any:
+    """``value`` with its objects' keys interned: ijson makes a new string for every key, where orjson
+    shares repeated ones; shared keys cost memory once and are found by identity in the plugins' lookups."""
+    if isinstance(value, dict):
+        return {sys.intern(k): _interned_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_interned_keys(v) for v in value]
+    return value
+
+
+def _sanitized(item: Any) -> Any:
+    """``item`` sanitized at the depth it has inside the whole document (an item of a List's items)."""
+    return decoding.sanitize(item, depth=_LIST_ITEM_DEPTH)
+
+
+def _list_members(path: str) -> dict[str, Any]:
+    """The members of the file's top-level object other than ``items``, which must be an array.
+
+    Those before ``items`` come from its head, those after from its tail: the text after the file's
+    last ``]``, taken only when that ``]`` cannot be inside a string (no escape, an even number of
+    quotes after it) and what follows it parses as the rest of an object. Raises :class:`_NotStreamed`
+    otherwise.
+    """
+    builder = ObjectBuilder()
+    with open(path, "rb") as fh:
+        events = ijson.parse(fh, use_float=True, buf_size=_STREAM_CHUNK_BYTES)
+        for prefix, event, value in events:
+            if prefix == "" and event == "map_key" and value == "items":
+                if next(events, None) != ("items", "start_array", None):
+                    raise _NotStreamed
+                break
+            if prefix == "" and event == "end_map":
+                raise _NotStreamed  # no items: one object, small enough to decode whole
+            builder.event(event, value)
+        else:
+            raise _NotStreamed
+        head = builder.value
+        fh.seek(0, 2)
+        size = fh.tell()
+        fh.seek(max(0, size - _TAIL_BYTES))
+        end = fh.read()
+    bracket = end.rfind(b"]")
+    tail = end[bracket + 1 :].strip() if bracket >= 0 else b""
+    if bracket < 0 or b"\\" in tail or tail.count(b'"') % 2:
+        raise _NotStreamed
+    if tail == b"}":
+        after: Any = {}
+    elif tail.startswith(b","):
+        after = orjson.loads(b"{" + tail[1:])  # trailing text after the object fails here
+    else:
+        raise _NotStreamed
+    if not isinstance(head, dict) or not isinstance(after, dict) or "items" in head or "items" in after:
+        raise _NotStreamed
+    return decoding.sanitize({**head, **after})
