@@ -30,7 +30,7 @@ def managed(doc: dict[str, Any]) -> dict[str, Any]:
     meta = doc["metadata"]
     meta["uid"] = f"uid-{meta['name']}"
     meta.setdefault("namespace", "default")
-    containers = {
+    containers: dict[str, Any] = {
         f'k:{{"name":"{c["name"]}"}}': {
             ".": {},
             "f:image": {},

@@ -99,8 +99,16 @@ def thread_pooled_filter(engine: Engine, threads: int) -> ThreadPoolExecutor:
     original = algorithm._find_nodes_that_pass_filters
 
     def pooled(
-        fwk: Any, state: Any, pod: Pod, diagnosis: Any, nodes: Sequence[NodeInfo], feasible: Any = None
+        fwk: Any,
+        state: Any,
+        pod: Pod,
+        diagnosis: Any,
+        nodes: Sequence[NodeInfo],
+        feasible: Any = None,
+        memo: Any = None,
     ) -> list[NodeInfo]:
+        # ``memo`` (berth capacity's remembered verdicts) follows the whole node list, not a slice
+        # of it: the slices are filtered in full, which gives the same verdicts.
         size = (len(nodes) + threads - 1) // threads
         slices = [nodes[i : i + size] for i in range(0, len(nodes), size)]
         parts = pool.map(lambda part: original(fwk, state, pod, diagnosis, part), slices)
