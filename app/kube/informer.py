@@ -158,6 +158,15 @@ def _resource_version(raw: Mapping[str, Any]) -> str:
     return str((raw.get("metadata") or {}).get("resourceVersion") or "")
 
 
+def _event_parts(event: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """A watch event's ``type`` and ``object``; an event without an object is refused."""
+    kind = event.get("type")
+    raw = event.get("object")
+    if not isinstance(raw, dict):
+        raise KubeError(0, f"watch event {kind!r} without an object", "InvalidWatchEvent")
+    return kind, raw
+
+
 class Backoff:
     """Jittered exponential backoff, reset after a healthy period (client-go reflector's defaults:
     0.8s doubling to 30s, jitter 1.0, reset after 2 minutes without errors)."""
@@ -523,10 +532,7 @@ class Reflector:
     def _initial_event(self, event: Mapping[str, Any], store: dict[str, _Entry], stream: bool) -> str | None:
         """One event of a watch-list's initial state into ``store`` (and with ``stream`` the handler);
         the list's resourceVersion once the closing bookmark arrives, else None."""
-        kind = event.get("type")
-        raw = event.get("object")
-        if not isinstance(raw, dict):
-            raise KubeError(0, f"watch event {kind!r} without an object", "InvalidWatchEvent")
+        kind, raw = _event_parts(event)
         if kind == "BOOKMARK":
             self.stats.bookmarks += 1
             meta = raw.get("metadata") or {}
@@ -634,10 +640,7 @@ class Reflector:
 
     def _apply(self, event: Mapping[str, Any]) -> None:
         """One watch event into the store and the handler."""
-        kind = event.get("type")
-        raw = event.get("object")
-        if not isinstance(raw, dict):
-            raise KubeError(0, f"watch event {kind!r} without an object", "InvalidWatchEvent")
+        kind, raw = _event_parts(event)
         if kind == "BOOKMARK":
             self.stats.bookmarks += 1
             self.resource_version = _resource_version(raw) or self.resource_version
