@@ -475,8 +475,9 @@ def load_state(path: str) -> ClusterState:
     """Read and parse the state file at ``path`` (see :func:`parse_state`).
 
     A JSON array or ``List`` is decoded one item at a time and YAML one document at a time
-    (:func:`_streamed_objects`), so the whole file is never held decoded. Anything that path does not take, and any error on it, goes through
-    :func:`parse_state` on the whole text, whose messages are the state file's messages.
+    (:func:`_streamed_objects`), so the whole file is never held decoded. Anything that path does
+    not take, and any error on it, goes through :func:`parse_state` on the whole text, whose
+    messages are the state file's messages (a bad file is read twice; a good one once).
     """
     try:
         return _build_state(_streamed_objects(path), path)
