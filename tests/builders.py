@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from app.api.objects import Node, Pod, parse_node, parse_pod
+from app.config import load_config
+from app.plugins.registry import in_tree_registry
+from app.scheduler.scheduler import Engine
 
 
 def pod_dict(
@@ -61,3 +64,18 @@ def make_node(
 ) -> Node:
     """A parsed Node (see :func:`node_dict`)."""
     return parse_node(node_dict(name, allocatable, labels, **spec))
+
+
+#: Allocatable of each node of :func:`cluster_engine`'s cluster.
+ALLOCATABLE = {"cpu": "2", "memory": "4Gi", "pods": "110"}
+
+
+def cluster_engine() -> Engine:
+    """An Engine over the in-tree plugins and three nodes: n1 is busy (1500m of 2 CPUs used by
+    ``busy``), n2 and n3 are idle. The extender's and the server's tests share it."""
+    registry = in_tree_registry()
+    engine = Engine(load_config(None, registry), registry, seed=1)
+    for name in ("n1", "n2", "n3"):
+        engine.cache.add_node(make_node(name, ALLOCATABLE))
+    engine.cache.add_pod(make_pod("busy", [{"cpu": "1500m", "memory": "1Gi"}], nodeName="n1"))
+    return engine

@@ -9,28 +9,17 @@ from typing import Any
 import pytest
 from fastapi import FastAPI
 
-from app.config import dump_config, load_config
-from app.plugins.registry import in_tree_registry
+from app.config import dump_config
 from app.scheduler.scheduler import Engine
 from app.server import create_app
-from builders import make_node, make_pod
+from builders import ALLOCATABLE, cluster_engine
 
 with warnings.catch_warnings():
     # Starlette warns at import that its httpx-based TestClient is deprecated; it still works.
     warnings.simplefilter("ignore")
     from fastapi.testclient import TestClient
 
-ALLOCATABLE = {"cpu": "2", "memory": "4Gi", "pods": "110"}
-
-
-def cluster_engine() -> Engine:
-    """n1 is busy (1500m of 2 CPUs used by ``busy``), n2 and n3 are idle."""
-    registry = in_tree_registry()
-    engine = Engine(load_config(None, registry), registry, seed=1)
-    for name in ("n1", "n2", "n3"):
-        engine.cache.add_node(make_node(name, ALLOCATABLE))
-    engine.cache.add_pod(make_pod("busy", [{"cpu": "1500m", "memory": "1Gi"}], nodeName="n1"))
-    return engine
+__all__ = ["ALLOCATABLE", "TestClient", "build_app", "cluster_engine"]
 
 
 def build_app(engine: Engine | None = None, **kwargs: Any) -> FastAPI:
