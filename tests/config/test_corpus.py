@@ -18,7 +18,6 @@ args).
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ from app.config import dump_config, load_config
 from app.config.defaults import KUBE_SCHEDULER_DEFAULT_PLUGINS
 from app.config.load import ConfigFileError
 from app.plugins.registry import in_tree_registry
-from kube.controlplane import BUILD_HINT, default_bin_dir
+from kube.controlplane import BUILD_HINT, default_bin_dir, kube_scheduler_write_config
 
 pytestmark = pytest.mark.kube
 
@@ -64,21 +63,9 @@ def kube_scheduler() -> Path:
     return binary
 
 
-def _kube_verdict(binary: Path, config: Path, out: Path) -> tuple[dict[str, Any] | None, str]:
+def _kube_verdict(config: Path, out: Path) -> tuple[dict[str, Any] | None, str]:
     """kube-scheduler's completed configuration (None when it refuses) and its error output."""
-    # --master: a client is built but never used; --secure-port 0: no listener is opened.
-    proc = subprocess.run(
-        [
-            str(binary),
-            f"--config={config}",
-            "--master=http://127.0.0.1:1",
-            "--secure-port=0",
-            f"--write-config-to={out}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = kube_scheduler_write_config(out, f"--config={config}")
     if proc.returncode != 0 or not out.exists():
         return None, proc.stderr[-2000:]
     return yaml.safe_load(out.read_text()), ""
@@ -133,14 +120,16 @@ def test_the_corpus_covers_kubernetes_docs_extenders_and_edge_cases() -> None:
 
 @pytest.mark.parametrize("source", FILES, ids=[f.name for f in FILES])
 def test_same_verdict_and_completed_configuration_as_kube_scheduler(
-    source: Path, kube_scheduler: Path, tmp_path: Path
+    source: Path,
+    kube_scheduler: Path,
+    tmp_path: Path,  # kube_scheduler: the binary is there
 ) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(KUBECONFIG)
     text = source.read_text().replace("@KUBECONFIG@", str(kubeconfig))
     config = tmp_path / source.name
     config.write_text(text)
-    kube, kube_error = _kube_verdict(kube_scheduler, config, tmp_path / "completed.yaml")
+    kube, kube_error = _kube_verdict(config, tmp_path / "completed.yaml")
     berth, berth_error = _berth_verdict(config)
     if (kube is None) != (berth is None):
         missing = _configures_missing_plugin(text)

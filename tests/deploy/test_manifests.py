@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import re
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -46,7 +45,7 @@ from deploy.manifests import (
 from server.pki import CA
 
 from app.cli.main import build_parser, main
-from kube.controlplane import LocalControlPlane, default_bin_dir
+from kube.controlplane import LocalControlPlane, kube_scheduler_write_config
 
 NAMESPACE = "berth-system"
 BOOTSTRAP_ROLES = {
@@ -292,21 +291,8 @@ def _berth_config(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[s
 def _kube_scheduler_config(argv: list[str], out: Path) -> dict[str, Any]:
     """``kube-scheduler ARGV --write-config-to OUT``: exit 0 and the configuration it completed.
 
-    ``--master`` gives it an API server address (any: nothing is contacted before the file is written);
-    ``--secure-port=0`` keeps it from listening."""
-    done = subprocess.run(
-        [
-            str(default_bin_dir() / "kube-scheduler"),
-            *argv,
-            "--master=https://127.0.0.1:1",
-            "--secure-port=0",  # no listener: the default port may be taken on a shared machine
-            f"--write-config-to={out}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    (see :func:`kube.controlplane.kube_scheduler_write_config`)."""
+    done = kube_scheduler_write_config(out, *argv)
     assert done.returncode == 0, done.stderr[-3000:]
     config: dict[str, Any] = yaml.safe_load(out.read_text())
     return config

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,7 @@ import yaml
 from docs.blocks import REPO_ROOT
 
 from app.cli.main import build_parser
-from kube.controlplane import default_bin_dir
+from kube.controlplane import kube_scheduler_write_config
 
 KUBE_SCHEDULER_CONFIG = REPO_ROOT / "examples" / "kube-scheduler-config.yaml"
 
@@ -28,19 +27,7 @@ def test_the_kube_scheduler_example_loads_in_the_stock_kube_scheduler(tmp_path: 
         KUBE_SCHEDULER_CONFIG.read_text().replace("/path/to/scheduler.kubeconfig", str(kubeconfig))
     )
     out = tmp_path / "completed.yaml"
-    done = subprocess.run(
-        [
-            str(default_bin_dir() / "kube-scheduler"),
-            f"--config={config}",
-            "--master=https://127.0.0.1:1",  # nothing is contacted before the file is written
-            "--secure-port=0",  # no listener: the default port may be taken on a shared machine
-            f"--write-config-to={out}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = kube_scheduler_write_config(out, f"--config={config}")
     assert done.returncode == 0, done.stderr[-3000:]
     completed: dict[str, Any] = yaml.safe_load(out.read_text())
     (extender,) = completed["extenders"]

@@ -88,6 +88,33 @@ def missing_binaries(bin_dir: Path) -> list[str]:
     return [name for name in BINARIES if not os.access(bin_dir / name, os.X_OK)]
 
 
+def kube_scheduler_write_config(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``kube-scheduler ARGS --write-config-to OUT`` offline: the configuration it completes, written
+    to ``out`` (read it when the return code is 0), and its error output when it refuses.
+
+    Without ``--kubeconfig`` among ``args`` it gets ``--master`` (any address: the client is built
+    before the file is written and never used); ``--secure-port=0`` keeps it from listening, as the
+    default port may be taken on a shared machine."""
+    master = (
+        []
+        if any(a == "--kubeconfig" or a.startswith("--kubeconfig=") for a in args)
+        else ["--master=https://127.0.0.1:1"]
+    )
+    return subprocess.run(
+        [
+            str(default_bin_dir() / "kube-scheduler"),
+            *args,
+            *master,
+            "--secure-port=0",
+            f"--write-config-to={out}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
 def free_ports(count: int) -> list[int]:
     """``count`` distinct free TCP ports on 127.0.0.1 (held open together so they differ)."""
     with contextlib.ExitStack() as stack:

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from app.plugins.registry import in_tree_registry
-from kube.controlplane import default_bin_dir
+from kube.controlplane import default_bin_dir, kube_scheduler_write_config
 
 pytestmark = pytest.mark.kube
 
@@ -53,20 +53,8 @@ def test_default_configuration_equals_kube_schedulers(tmp_path: Path) -> None:
         )
     )
     kube_out, berth_out = tmp_path / "kube.yaml", tmp_path / "berth.yaml"
-    subprocess.run(
-        [
-            str(kube_scheduler),
-            "--kubeconfig",
-            str(kubeconfig),
-            "--secure-port",
-            "0",
-            "--write-config-to",
-            str(kube_out),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
+    done = kube_scheduler_write_config(kube_out, "--kubeconfig", str(kubeconfig))
+    assert done.returncode == 0, done.stderr[-3000:]
     subprocess.run(
         [sys.executable, "-m", "app.cli.main", "simulate", "--write-config-to", str(berth_out)],
         check=True,

@@ -8,7 +8,6 @@ are left out of the comparison, not out of kube's list.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ import yaml
 
 from app.config import dump_config, load_config
 from app.plugins.registry import in_tree_registry
-from kube.controlplane import default_bin_dir, missing_binaries
+from kube.controlplane import default_bin_dir, kube_scheduler_write_config, missing_binaries
 
 pytestmark = pytest.mark.kube
 
@@ -27,18 +26,8 @@ def kube_default_config(tmp_path: Path) -> dict[str, Any]:
     if missing_binaries(bin_dir):
         pytest.skip(f"control-plane binaries missing in {bin_dir}")
     out = tmp_path / "kube.yaml"
-    # --master only satisfies the client setup that runs before the config is written; nothing connects.
-    subprocess.run(
-        [
-            str(bin_dir / "kube-scheduler"),
-            "--master=http://127.0.0.1:1",
-            "--secure-port=0",  # it would listen before writing the file
-            f"--write-config-to={out}",
-        ],
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
+    done = kube_scheduler_write_config(out)
+    assert done.returncode == 0, done.stderr[-3000:]
     loaded: dict[str, Any] = yaml.safe_load(out.read_text())
     return loaded
 
