@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from app import featuregates, logs, metrics
@@ -25,7 +25,8 @@ from app.backend.queue.events import (
     EVENT_NODE_DELETE,
     node_scheduling_properties_change,
 )
-from app.backend.queue.scheduling_queue import PriorityQueue
+from app.backend.queue.node_pre_check import pre_check_for_node
+from app.backend.queue.scheduling_queue import NamespaceLabelsLookup, PreEnqueueCheck, PriorityQueue
 from app.framework.events import (
     CSI_DRIVER,
     CSI_NODE,
@@ -40,10 +41,19 @@ from app.framework.events import (
     ActionType,
     ClusterEvent,
 )
+from app.framework.types import NodeInfo
 from app.kube.client import KubeClient
 from app.kube.dra import DRA_RESOURCES
 from app.kube.handlers import OBJECT_RESOURCES, ObjectHandler, decode_node, decode_pod, decode_whole_pod
-from app.kube.informer import NODES, PODS, STORAGE_RESOURCES, InformerSet, ResourceType, object_key
+from app.kube.informer import (
+    NAMESPACES,
+    NODES,
+    PODS,
+    STORAGE_RESOURCES,
+    InformerSet,
+    ResourceType,
+    object_key,
+)
 from app.scheduler.scheduler import ClusterObjects, Engine
 
 __all__ = [
@@ -51,6 +61,7 @@ __all__ = [
     "QueuePodHandler",
     "StorageHandler",
     "dra_queue_listener",
+    "namespace_labels_lookup",
     "scheduler_informers",
 ]
 
@@ -65,15 +76,26 @@ class QueueNodeHandler:
     def on_add(self, node: Node) -> None:
         """addNodeToCache."""
         logs.info("Add event for node", 3, node=node.name)
-        self.cache.add_node(node)
-        self.queue.move_all_to_active_or_backoff_queue(EVENT_NODE_ADD, None, node)
+        info = self.cache.add_node(node)
+        self.queue.move_all_to_active_or_backoff_queue(EVENT_NODE_ADD, None, node, self._pre_check(info))
 
     def on_update(self, old: Node, new: Node) -> None:
         """updateNodeInCache: requeue only for the properties that changed."""
         logs.info("Update event for node", 4, node=new.name)
-        self.cache.update_node(old, new)
-        for event in node_scheduling_properties_change(new, old):
-            self.queue.move_all_to_active_or_backoff_queue(event, old, new)
+        info = self.cache.update_node(old, new)
+        events = node_scheduling_properties_change(new, old)
+        if events:
+            pre_check = self._pre_check(info)
+            for event in events:
+                self.queue.move_all_to_active_or_backoff_queue(event, old, new, pre_check)
+
+    def _pre_check(self, info: NodeInfo) -> PreEnqueueCheck | None:
+        """``preCheckForNode`` on a copy of the node's cache entry, as kube-scheduler checks the
+        clone its cache returns (the scheduling thread may assume a pod onto the entry meanwhile).
+        None with QueueingHints, and then no copy is made."""
+        if self.queue.queueing_hints_enabled:
+            return None
+        return pre_check_for_node(info.snapshot(), False)
 
     def on_delete(self, node: Node) -> None:
         """deleteNodeFromCache."""
@@ -304,6 +326,20 @@ _DRA_EVENT_RESOURCES = {
     "DeviceClass": DEVICE_CLASS,
     "ResourceSlice": RESOURCE_SLICE,
 }
+
+
+def namespace_labels_lookup(objects: ClusterObjects) -> NamespaceLabelsLookup:
+    """A namespace's labels from the Namespaces informer's objects, None for one it has not seen
+    (``GetNamespaceLabelsSnapshot`` over kube's namespace lister; a miss is its nil set)."""
+
+    def lookup(namespace: str) -> Mapping[str, str] | None:
+        obj = objects.get(NAMESPACES.kind, namespace)
+        if obj is None:
+            return None
+        labels = (obj.get("metadata") or {}).get("labels")
+        return labels if isinstance(labels, Mapping) else {}
+
+    return lookup
 
 
 def dra_queue_listener(queue: PriorityQueue) -> Callable[[str, Any, Any], None]:
