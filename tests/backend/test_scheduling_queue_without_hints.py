@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backend.queue_helpers import FakeClock, hints, names, new_queue, skip_hint
+from backend.queue_helpers import FakeClock, hints, names, new_queue, sample, skip_hint
 
 from app.api.objects import Pod, parse_pod
 from app.backend.queue.scheduling_queue import PriorityQueue, QueuedPodInfo
@@ -123,6 +123,20 @@ def test_every_registered_event_of_a_rejector_moves_the_pod_without_asking_its_h
     assert where(q)["unschedulable"] == ["pending", "unsched"]
     q.move_all_to_active_or_backoff_queue(NODE_LABEL, None, None)
     assert where(q) == {"active": ["pending"], "backoff": ["unsched"], "unschedulable": []}
+
+
+def test_the_default_hints_are_not_timed_in_the_hint_metric() -> None:
+    """kube-scheduler registers scheduler_queueing_hint_execution_duration_seconds only with
+    SchedulerQueueingHints on, so its /metrics has no such series when the default hints run."""
+    q = queue()
+    q.add(make_pod("p"))
+    qpi, cycle = pop(q, "p")
+    fail(q, qpi, cycle, "NodeAffinity")
+    labels = {"plugin": "NodeAffinity", "event": NODE_LABEL.label, "hint": "Queue"}
+    before = sample("scheduler_queueing_hint_execution_duration_seconds_count", **labels)
+    q.move_all_to_active_or_backoff_queue(NODE_LABEL, None, None)
+    assert where(q)["backoff"] == ["p"]
+    assert sample("scheduler_queueing_hint_execution_duration_seconds_count", **labels) == before
 
 
 def test_activating_a_pod_in_flight_sends_it_to_backoff_at_its_requeue() -> None:

@@ -821,7 +821,10 @@ class PriorityQueue:
                 err=str(err),
             )
             hint, label = QueueingHint.QUEUE, "Error"
-        metrics.observe_queueing_hint(f.plugin_name, event.label, label, time.perf_counter() - start)
+        if self._queueing_hints:
+            # kube-scheduler registers scheduler_queueing_hint_execution_duration_seconds only with
+            # SchedulerQueueingHints on: without it the default hints' timings are never exposed.
+            metrics.observe_queueing_hint(f.plugin_name, event.label, label, time.perf_counter() - start)
         return hint
 
     # --- PreEnqueue ----------------------------------------------------------------------------
