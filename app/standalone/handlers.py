@@ -18,7 +18,7 @@ from typing import Any
 
 from app import featuregates, logs, metrics
 from app.api.objects import Node, Pod
-from app.api.storage import STORAGE_KINDS
+from app.api.storage import BINDING_WAIT_FOR_FIRST_CONSUMER, STORAGE_KINDS, StorageClass
 from app.backend.queue.events import (
     EVENT_ASSIGNED_POD_DELETE,
     EVENT_NODE_ADD,
@@ -264,8 +264,17 @@ class StorageHandler:
         self.resource = _STORAGE_EVENT_RESOURCES[kind]
 
     def on_add(self, obj: Any) -> None:
-        """Store it; hint the pods rejected by plugins registered for this kind's Add."""
+        """Store it; hint the pods rejected by plugins registered for this kind's Add. Without
+        QueueingHints a StorageClass/Add moves pods only for a WaitForFirstConsumer class, as
+        kube-scheduler's handler: only a late-binding class can make a pod with unbound immediate
+        claims pass VolumeBinding."""
         self.objects.upsert(self.kind, object_key(obj.raw), obj.raw)
+        if (
+            isinstance(obj, StorageClass)
+            and not self.queue.queueing_hints_enabled
+            and obj.volume_binding_mode != BINDING_WAIT_FOR_FIRST_CONSUMER
+        ):
+            return
         self.queue.move_all_to_active_or_backoff_queue(ClusterEvent(self.resource, ActionType.ADD), None, obj)
 
     def on_update(self, old: Any, new: Any) -> None:

@@ -8,11 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from app.api.objects import Pod, parse_pod
+from app.api.storage import StorageClass, parse_storage_class
 from app.backend.queue.scheduling_queue import PriorityQueue
 from app.config import load_config
 from app.plugins.registry import in_tree_registry
 from app.scheduler.scheduler import ClusterObjects, Engine
-from app.standalone.handlers import QueueNodeHandler, QueuePodHandler, namespace_labels_lookup
+from app.standalone.handlers import QueueNodeHandler, QueuePodHandler, StorageHandler, namespace_labels_lookup
 from builders import make_node, make_pod, pod_dict
 
 
@@ -128,3 +129,38 @@ def test_an_assigned_pod_of_a_selected_namespace_moves_the_pod_whose_affinity_it
     )
     handler.on_add(parse_pod(pod_dict("web-a", namespace="team-a", labels={"app": "web"}, nodeName="n1")))
     assert _moved_names(queue) == ["affine"]
+
+
+def _storage_class(name: str, mode: str | None) -> StorageClass:
+    raw: dict[str, Any] = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name},
+        "provisioner": "example.com/disk",
+    }
+    if mode is not None:
+        raw["volumeBindingMode"] = mode
+    return parse_storage_class(raw)
+
+
+def test_without_hints_only_a_late_binding_storage_class_moves_pods() -> None:
+    """kube-scheduler's hints-off StorageClass/Add handler: a class without WaitForFirstConsumer
+    (Immediate, or no mode) is stored but moves no pod; a WaitForFirstConsumer one moves the pods
+    VolumeBinding rejected."""
+    _, queue, objects = _setup(hints=False)
+    _unschedulable(queue, make_pod("claims"), "VolumeBinding")
+    handler = StorageHandler(objects, queue, "StorageClass")
+    handler.on_add(_storage_class("immediate", "Immediate"))
+    handler.on_add(_storage_class("unset", None))
+    assert _unschedulable_names(queue) == ["claims"]
+    assert objects.get("StorageClass", "unset") is not None
+    handler.on_add(_storage_class("late", "WaitForFirstConsumer"))
+    assert _moved_names(queue) == ["claims"]
+
+
+def test_with_hints_any_storage_class_add_is_an_event() -> None:
+    """With QueueingHints the handler has no such filter: VolumeBinding's hint decides."""
+    _, queue, objects = _setup(hints=True)
+    _unschedulable(queue, make_pod("claims"), "VolumeBinding")
+    StorageHandler(objects, queue, "StorageClass").on_add(_storage_class("immediate", "Immediate"))
+    assert _moved_names(queue) == ["claims"]
