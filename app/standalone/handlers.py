@@ -1,7 +1,8 @@
 """Informer event handlers of ``berth run``: the cache and the scheduling queue (``eventhandlers.go``).
 
 - Nodes: the cache, then the queue hears the event (an add; an update with the scheduling
-  properties that changed; a delete) so that only pods a QueueingHint says may now fit move.
+  properties that changed; a delete) so that only pods a QueueingHint says may now fit move
+  (with SchedulerQueueingHints off: the pods passing ``preCheckForNode`` on the node).
 - Assigned pods (``spec.nodeName`` set): the cache, then an AssignedPod event for the queue.
 - Unassigned pods of our profiles: the queue (add, update, delete). An update that assigns the
   pod (a bind, by us or anyone) removes it from the queue and adds it to the cache.
