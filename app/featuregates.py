@@ -67,6 +67,7 @@ BRANCHED = frozenset(
         "DRASchedulerFilterTimeout",
         "StorageCapacityScoring",
         "NodeDeclaredFeatures",
+        "SchedulerAsyncPreemption",
     }
 )
 """Scheduler gates berth reads and follows either way (``featuregates.DEFAULT.enabled(...)`` in the code)."""

@@ -127,6 +127,11 @@ class ClusterObjects:
         with self._lock:
             return self._revisions.get(kind, 0)
 
+    def get(self, kind: str, key: str) -> Mapping[str, Any] | None:
+        """The object of ``kind`` at ``key`` (see :meth:`key`), None when there is none."""
+        with self._lock:
+            return self._by_kind.get(kind, {}).get(key)
+
     def list_cluster(self, kind: str) -> list[Mapping[str, Any]]:
         """Cluster-scoped objects of ``kind`` (Namespaces, ...): every object of the kind."""
         with self._lock:

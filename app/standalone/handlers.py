@@ -1,7 +1,8 @@
 """Informer event handlers of ``berth run``: the cache and the scheduling queue (``eventhandlers.go``).
 
 - Nodes: the cache, then the queue hears the event (an add; an update with the scheduling
-  properties that changed; a delete) so that only pods a QueueingHint says may now fit move.
+  properties that changed; a delete) so that only pods a QueueingHint says may now fit move
+  (with SchedulerQueueingHints off: the pods passing ``preCheckForNode`` on the node).
 - Assigned pods (``spec.nodeName`` set): the cache, then an AssignedPod event for the queue.
 - Unassigned pods of our profiles: the queue (add, update, delete). An update that assigns the
   pod (a bind, by us or anyone) removes it from the queue and adds it to the cache.
@@ -13,19 +14,20 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from app import featuregates, logs, metrics
 from app.api.objects import Node, Pod
-from app.api.storage import STORAGE_KINDS
+from app.api.storage import BINDING_WAIT_FOR_FIRST_CONSUMER, STORAGE_KINDS, StorageClass
 from app.backend.queue.events import (
     EVENT_ASSIGNED_POD_DELETE,
     EVENT_NODE_ADD,
     EVENT_NODE_DELETE,
     node_scheduling_properties_change,
 )
-from app.backend.queue.scheduling_queue import PriorityQueue
+from app.backend.queue.node_pre_check import pre_check_for_node
+from app.backend.queue.scheduling_queue import NamespaceLabelsLookup, PreEnqueueCheck, PriorityQueue
 from app.framework.events import (
     CSI_DRIVER,
     CSI_NODE,
@@ -40,10 +42,19 @@ from app.framework.events import (
     ActionType,
     ClusterEvent,
 )
+from app.framework.types import NodeInfo
 from app.kube.client import KubeClient
 from app.kube.dra import DRA_RESOURCES
 from app.kube.handlers import OBJECT_RESOURCES, ObjectHandler, decode_node, decode_pod, decode_whole_pod
-from app.kube.informer import NODES, PODS, STORAGE_RESOURCES, InformerSet, ResourceType, object_key
+from app.kube.informer import (
+    NAMESPACES,
+    NODES,
+    PODS,
+    STORAGE_RESOURCES,
+    InformerSet,
+    ResourceType,
+    object_key,
+)
 from app.scheduler.scheduler import ClusterObjects, Engine
 
 __all__ = [
@@ -51,6 +62,7 @@ __all__ = [
     "QueuePodHandler",
     "StorageHandler",
     "dra_queue_listener",
+    "namespace_labels_lookup",
     "scheduler_informers",
 ]
 
@@ -65,15 +77,26 @@ class QueueNodeHandler:
     def on_add(self, node: Node) -> None:
         """addNodeToCache."""
         logs.info("Add event for node", 3, node=node.name)
-        self.cache.add_node(node)
-        self.queue.move_all_to_active_or_backoff_queue(EVENT_NODE_ADD, None, node)
+        info = self.cache.add_node(node)
+        self.queue.move_all_to_active_or_backoff_queue(EVENT_NODE_ADD, None, node, self._pre_check(info))
 
     def on_update(self, old: Node, new: Node) -> None:
         """updateNodeInCache: requeue only for the properties that changed."""
         logs.info("Update event for node", 4, node=new.name)
-        self.cache.update_node(old, new)
-        for event in node_scheduling_properties_change(new, old):
-            self.queue.move_all_to_active_or_backoff_queue(event, old, new)
+        info = self.cache.update_node(old, new)
+        events = node_scheduling_properties_change(new, old)
+        if events:
+            pre_check = self._pre_check(info)
+            for event in events:
+                self.queue.move_all_to_active_or_backoff_queue(event, old, new, pre_check)
+
+    def _pre_check(self, info: NodeInfo) -> PreEnqueueCheck | None:
+        """``preCheckForNode`` on a copy of the node's cache entry, as kube-scheduler checks the
+        clone its cache returns (the scheduling thread may assume a pod onto the entry meanwhile).
+        None with QueueingHints, and then no copy is made."""
+        if self.queue.queueing_hints_enabled:
+            return None
+        return pre_check_for_node(info.snapshot(), False)
 
     def on_delete(self, node: Node) -> None:
         """deleteNodeFromCache."""
@@ -242,8 +265,17 @@ class StorageHandler:
         self.resource = _STORAGE_EVENT_RESOURCES[kind]
 
     def on_add(self, obj: Any) -> None:
-        """Store it; hint the pods rejected by plugins registered for this kind's Add."""
+        """Store it; hint the pods rejected by plugins registered for this kind's Add. Without
+        QueueingHints a StorageClass/Add moves pods only for a WaitForFirstConsumer class, as
+        kube-scheduler's handler: only a late-binding class can make a pod with unbound immediate
+        claims pass VolumeBinding."""
         self.objects.upsert(self.kind, object_key(obj.raw), obj.raw)
+        if (
+            isinstance(obj, StorageClass)
+            and not self.queue.queueing_hints_enabled
+            and obj.volume_binding_mode != BINDING_WAIT_FOR_FIRST_CONSUMER
+        ):
+            return
         self.queue.move_all_to_active_or_backoff_queue(ClusterEvent(self.resource, ActionType.ADD), None, obj)
 
     def on_update(self, old: Any, new: Any) -> None:
@@ -304,6 +336,20 @@ _DRA_EVENT_RESOURCES = {
     "DeviceClass": DEVICE_CLASS,
     "ResourceSlice": RESOURCE_SLICE,
 }
+
+
+def namespace_labels_lookup(objects: ClusterObjects) -> NamespaceLabelsLookup:
+    """A namespace's labels from the Namespaces informer's objects, None for one it has not seen
+    (``GetNamespaceLabelsSnapshot`` over kube's namespace lister; a miss is its nil set)."""
+
+    def lookup(namespace: str) -> Mapping[str, str] | None:
+        obj = objects.get(NAMESPACES.kind, namespace)
+        if obj is None:
+            return None
+        labels = (obj.get("metadata") or {}).get("labels")
+        return labels if isinstance(labels, Mapping) else {}
+
+    return lookup
 
 
 def dra_queue_listener(queue: PriorityQueue) -> Callable[[str, Any, Any], None]:

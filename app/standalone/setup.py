@@ -32,7 +32,7 @@ from app.kube.leaderelection import default_identity
 from app.kube.leasecandidate import LeaseCandidate
 from app.kube.podstatus import PodStatusWriter
 from app.scheduler.scheduler import ClusterObjects, Engine
-from app.standalone.handlers import scheduler_informers
+from app.standalone.handlers import namespace_labels_lookup, scheduler_informers
 from app.standalone.scheduler import Scheduler
 from app.standalone.traces import DecisionTraces
 
@@ -129,6 +129,7 @@ def setup(cfg: SchedulerConfiguration, registry: Registry, options: Options) -> 
         pod_max_backoff=float(cfg.pod_max_backoff_seconds),
         pod_max_in_unschedulable_pods_duration=options.pod_max_in_unschedulable_pods_duration,
         nominator=engine.nominator,
+        namespace_labels=namespace_labels_lookup(objects),
     )
     informers = scheduler_informers(client, engine, queue, objects)
     volume_writer.lookup_pod = _pod_lookup(informers)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backend.queue_helpers import FakeClock, hints, names, new_queue, skip_hint
+from backend.queue_helpers import FakeClock, hints, names, new_queue, sample, skip_hint
 
 from app.api.objects import Pod, parse_pod
 from app.backend.queue.scheduling_queue import PriorityQueue, QueuedPodInfo
@@ -125,6 +125,20 @@ def test_every_registered_event_of_a_rejector_moves_the_pod_without_asking_its_h
     assert where(q) == {"active": ["pending"], "backoff": ["unsched"], "unschedulable": []}
 
 
+def test_the_default_hints_are_not_timed_in_the_hint_metric() -> None:
+    """kube-scheduler registers scheduler_queueing_hint_execution_duration_seconds only with
+    SchedulerQueueingHints on, so its /metrics has no such series when the default hints run."""
+    q = queue()
+    q.add(make_pod("p"))
+    qpi, cycle = pop(q, "p")
+    fail(q, qpi, cycle, "NodeAffinity")
+    labels = {"plugin": "NodeAffinity", "event": NODE_LABEL.label, "hint": "Queue"}
+    before = sample("scheduler_queueing_hint_execution_duration_seconds_count", **labels)
+    q.move_all_to_active_or_backoff_queue(NODE_LABEL, None, None)
+    assert where(q)["backoff"] == ["p"]
+    assert sample("scheduler_queueing_hint_execution_duration_seconds_count", **labels) == before
+
+
 def test_activating_a_pod_in_flight_sends_it_to_backoff_at_its_requeue() -> None:
     q = queue()
     q.add(make_pod("p"))
@@ -204,8 +218,11 @@ def test_assigned_pod_added_moves_only_the_pods_it_may_help_across_topology() ->
     }
 
 
-def test_a_term_of_another_namespace_or_a_namespace_selector() -> None:
-    q = queue()
+def _namespace_terms_queue(namespaces: dict[str, dict[str, str]]) -> PriorityQueue:
+    """A hints-off queue whose namespace lister knows ``namespaces`` (name to labels), with three
+    InterPodAffinity-rejected pods of ``default``: a term for their own namespace only, one listing
+    ``other``, and one selecting namespaces labelled team=a."""
+    q = queue(namespace_labels=namespaces.get)
     unschedulable(q, make_pod("own-ns-only", affinity=affinity_to({"app": "web"})), "InterPodAffinity")
     unschedulable(
         q, make_pod("listed", affinity=affinity_to({"app": "web"}, namespaces=["other"])), "InterPodAffinity"
@@ -218,10 +235,37 @@ def test_a_term_of_another_namespace_or_a_namespace_selector() -> None:
         ),
         "InterPodAffinity",
     )
+    return q
+
+
+def test_a_term_of_another_namespace_or_a_namespace_selector() -> None:
+    """getUnschedulablePodsWithCrossTopologyTerm reads the bound pod's namespace labels from the
+    namespace lister: a namespaceSelector term matches a pod of a namespace with those labels."""
+    q = _namespace_terms_queue({"other": {"team": "a", "kubernetes.io/metadata.name": "other"}})
     bound = parse_pod(pod_dict("web", namespace="other", labels={"app": "web"}, nodeName="node1"))
-    q.assigned_pod_added(bound, {"team": "a"})
+    q.assigned_pod_added(bound)
     assert where(q)["backoff"] == ["by-selector", "listed"]
     assert where(q)["unschedulable"] == ["own-ns-only"]
+
+
+def test_a_namespace_selector_matches_nothing_in_a_namespace_the_lister_lacks_or_labels_otherwise() -> None:
+    """A lister miss is kube's nil label set (the selector matches nothing); other labels do not
+    match either. The term listing the namespace by name still matches."""
+    for namespaces in ({}, {"other": {"team": "b"}}):
+        q = _namespace_terms_queue(namespaces)
+        bound = parse_pod(pod_dict("web", namespace="other", labels={"app": "web"}, nodeName="node1"))
+        q.assigned_pod_added(bound)
+        assert where(q)["backoff"] == ["listed"]
+        assert where(q)["unschedulable"] == ["by-selector", "own-ns-only"]
+
+
+def test_assigned_pod_updated_reads_the_namespace_labels_too() -> None:
+    """AssignedPodUpdated pre-filters with the same lister."""
+    q = _namespace_terms_queue({"other": {"team": "a"}})
+    old = parse_pod(pod_dict("web", namespace="other", labels={"app": "x"}, nodeName="node1"))
+    new = parse_pod(pod_dict("web", namespace="other", labels={"app": "web"}, nodeName="node1"))
+    q.assigned_pod_updated(old, new)
+    assert where(q)["backoff"] == ["by-selector", "listed"]
 
 
 def test_assigned_pod_updated_pre_filters_except_for_a_scale_down() -> None:

@@ -90,6 +90,23 @@ def test_qh_off_at_1_33_is_accepted_by_kube_and_by_berth(capsys: pytest.CaptureF
     assert berth_verdict(args, capsys) == ACCEPTED
 
 
+@pytest.mark.parametrize("version", ["1.33", "1.36"])
+def test_async_preemption_off_is_accepted_at_every_version(
+    version: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SchedulerAsyncPreemption is Beta and unlocked from 1.33 to 1.36, so kube-scheduler takes it
+    off at any emulated version (upstream's PreemptionAsync/5000Nodes compares both settings);
+    berth follows it (synchronous preemption in PostFilter) instead of refusing it at 1.33."""
+    args = [
+        f"--emulated-version={version}",
+        "--feature-gates=SchedulerQueueingHints=false,SchedulerAsyncPreemption=false",
+    ]
+    if version == "1.36":
+        args = ["--feature-gates=SchedulerAsyncPreemption=false"]
+    assert kube_verdict(args) == ACCEPTED
+    assert berth_verdict(args, capsys) == ACCEPTED
+
+
 @pytest.mark.kube
 def test_berth_run_at_1_33_schedules_a_pod_on_a_1_33_control_plane(tmp_path: Path) -> None:
     """``berth run --emulated-version=1.33 --feature-gates=SchedulerQueueingHints=false`` against

@@ -619,3 +619,68 @@ def test_stock_scheduler_does_not_nominate_a_node_berth_rejects(
     assert untouched.metadata.deletion_timestamp is None
     assert condition(untouched, "DisruptionTarget") is None
     assert events(cluster, "fast-low", "Preempted") == []
+
+
+# --- berth run with SchedulerAsyncPreemption=false -------------------------------------------------
+
+SYNC_SCHEDULER = "berth-sync-preemption"
+
+
+@pytest.fixture(scope="module")
+def berth_run_sync(control_plane: LocalControlPlane, e2e_dir: Path) -> Iterator[BerthScheduler]:
+    """A ``berth run`` with ``--feature-gates=SchedulerAsyncPreemption=false`` and its own
+    schedulerName, so that it runs beside the module's other ``berth run``."""
+    proc = BerthScheduler(
+        e2e_dir,
+        control_plane.kubeconfig,
+        name="berth-run-sync-preemption",
+        namespace="default",
+        lease_name="unused",
+        leader_elect=False,
+        client_ca=control_plane.ca_file,
+        client_cert=(control_plane.client_cert, control_plane.client_key),
+        scheduler_name=SYNC_SCHEDULER,
+        extra_args=("--feature-gates=SchedulerAsyncPreemption=false",),
+    )
+    try:
+        proc.start()
+        proc.wait_ready(f"{proc.base}/readyz", insecure_context())
+        yield proc
+    finally:
+        proc.stop()
+
+
+def test_synchronous_preemption_evicts_then_binds_the_preemptor(
+    berth_run_sync: BerthScheduler, cluster: Cluster, kubelet: FakeKubelet, priorities: Priorities
+) -> None:
+    """With SchedulerAsyncPreemption off, as kube-scheduler with it off: the victim is evicted
+    from PostFilter (DisruptionTarget, deletion, Preempted event), the preemptor nominated and then
+    bound; /metrics counts the attempt and the victim, and has no preemption-goroutine series
+    (kube-scheduler registers them only with the gate on)."""
+    node = cluster.create_node("n", cpu="2")
+    create_pod(cluster, "low", cpu="2", priority_class=priorities.low, scheduler=SYNC_SCHEDULER)
+    assert cluster.wait_bound("low") == node
+    before = scheduler_metrics(berth_run_sync)
+
+    uid = create_pod(
+        cluster, "high", cpu="2", priority_class=priorities.high, scheduler=SYNC_SCHEDULER
+    ).metadata.uid
+
+    assert cluster.wait_bound("high") == node
+    assert kubelet.nominations("high") == [node]
+    kubelet.wait_deleted("low")
+    disruption = kubelet.disruption("low")
+    assert disruption is not None and (disruption.reason, disruption.message) == (
+        "PreemptionByScheduler",
+        DISRUPTION_MESSAGE.format(SYNC_SCHEDULER),
+    )
+    for preempted in wait_events(cluster, "low", "Preempted"):
+        assert preempted.message == f"Preempted by pod {uid} on node {node}"
+        assert preempted.reporting_component == SYNC_SCHEDULER
+    after = scheduler_metrics(berth_run_sync)
+    assert (
+        after["scheduler_preemption_attempts_total"]
+        >= before.get("scheduler_preemption_attempts_total", 0) + 1
+    )
+    assert after["scheduler_preemption_victims_sum"] >= before.get("scheduler_preemption_victims_sum", 0) + 1
+    assert not [k for k in after if k.startswith("scheduler_preemption_goroutines")]

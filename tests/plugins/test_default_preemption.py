@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
 
+from app import featuregates, metrics
 from app.api.objects import Node, Pod
 from app.config import load_config
 from app.framework.preemption.pdb import filter_pods_with_pdb_violation, parse_pdb
@@ -15,7 +16,7 @@ from app.framework.status import Code, NodeToStatus, Status
 from app.framework.types import PodInfo
 from app.plugins.defaultpreemption.default_preemption import DefaultPreemption
 from app.plugins.registry import in_tree_registry
-from app.scheduler.scheduler import ClusterObjects, Engine
+from app.scheduler.scheduler import CacheClusterActions, ClusterObjects, Engine
 from tests.builders import make_node, make_pod
 
 LOW, MID, HIGH = 0, 100, 1000
@@ -335,3 +336,71 @@ def test_prefilter_unschedulable_makes_every_node_a_candidate() -> None:
     assert [n.name for n in m.nodes_for_status_code(e.algorithm.snapshot, Code.UNSCHEDULABLE)] == ["b"]
     m2 = NodeToStatus({"a": Status(Code.UNSCHEDULABLE)})
     assert [n.name for n in m2.nodes_for_status_code(e.algorithm.snapshot, Code.UNSCHEDULABLE)] == ["a"]
+
+
+@pytest.fixture
+def sync_preemption() -> Iterator[None]:
+    """``--feature-gates=SchedulerAsyncPreemption=false`` for one test (the plugin reads it when built)."""
+    featuregates.DEFAULT.set("SchedulerAsyncPreemption=false")
+    try:
+        yield
+    finally:
+        featuregates.DEFAULT.reset()
+
+
+class _FailingEviction(CacheClusterActions):
+    """Cluster actions whose victim deletions fail, as an API server refusing them would."""
+
+    def preempt_pod(self, preemptor: Pod, victim: Pod, node_name: str, plugin: str) -> Status | None:
+        return Status(Code.ERROR, f'pods "{victim.name}" is forbidden')
+
+
+def _goroutine_runs() -> float:
+    return sum(s.value for m in metrics.PREEMPTION_GOROUTINES_EXECUTION.collect() for s in m.samples)
+
+
+def test_without_async_preemption_nothing_waits_at_pre_enqueue_and_no_pod_deletion_is_registered(
+    sync_preemption: None,
+) -> None:
+    """default_preemption.go with EnableAsyncPreemption false: PreEnqueue always admits, and
+    EventsToRegister returns nothing (the plugin then never rejects a pod)."""
+    pl = plugin(engine([node("n1")]))
+    assert pl.async_preemption is False and pl.executor.async_preemption is False
+    assert pl.events_to_register() == []
+    assert pl.pre_enqueue(pod("p", "1", HIGH)) is None
+
+
+def test_synchronous_preemption_evicts_in_post_filter_without_a_goroutine(sync_preemption: None) -> None:
+    """prepareCandidate: the victims are deleted in the scheduling cycle, the preemptor nominated;
+    the goroutine metrics of the async path are not touched."""
+    e = engine(
+        [node("n1", cpu="2"), node("n2", cpu="2")], [pod("low", "2", LOW, "n1"), pod("mid", "2", MID, "n2")]
+    )
+    runs = _goroutine_runs()
+    attempts = metrics.PREEMPTION_ATTEMPTS._value.get()
+    attempt = e.schedule_one(pod("p", "2", HIGH))
+    assert attempt.status == "Unschedulable"
+    assert attempt.message == "0/2 nodes are available: 2 Insufficient cpu."
+    assert [v.name for v in attempt.victims] == ["low"] and attempt.nominated_node == "n1"
+    assert e.cache.get_pod("uid-default-low") is None
+    assert metrics.PREEMPTION_ATTEMPTS._value.get() == attempts + 1
+    assert _goroutine_runs() == runs
+
+
+def test_a_failed_synchronous_eviction_is_the_post_filter_error(sync_preemption: None) -> None:
+    """prepareCandidate returns the eviction's error as PostFilter's status (``preemption: ...`` in
+    the FitError's message), no node is nominated and the victim stays; the async path would only
+    log it and nominate anyway."""
+    registry = in_tree_registry()
+    objects = ClusterObjects()
+    e = Engine(load_config(None, registry), registry, objects=objects, seed=1)
+    e.cluster_actions = _FailingEviction(e.cache, e.nominator)
+    e.cache.add_node(node("n1", cpu="2"))
+    e.cache.add_pod(pod("low", "2", LOW, "n1"))
+    attempt = e.schedule_one(pod("p", "2", HIGH))
+    assert attempt.status == "Unschedulable"
+    assert (
+        attempt.message == '0/1 nodes are available: 1 Insufficient cpu. preemption: pods "low" is forbidden'
+    )
+    assert attempt.nominated_node is None
+    assert e.cache.get_pod("uid-default-low") is not None

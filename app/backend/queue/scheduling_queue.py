@@ -33,8 +33,7 @@ event and cached, so a move over thousands of pods only runs the hints of each p
 plugins. Time comes from ``clock`` (monotonic seconds), so tests drive backoff with a fake clock.
 
 Not ported: PopSpecificPod and pod groups (GenericWorkload is off), pod signatures (no
-opportunistic batching), the pre-QueueingHints paths (``moveRequestCycle``, ``preCheck`` for
-nodes), and the API dispatcher (SchedulerAsyncAPICalls is off).
+opportunistic batching), and the API dispatcher (SchedulerAsyncAPICalls is off).
 """
 
 from __future__ import annotations
@@ -104,6 +103,8 @@ UNSCHEDULABLE_Q = "Unschedulable"
 Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
 PreEnqueueCheck = Callable[[Pod], bool]
 """``preCheck``: only unschedulable pods it accepts are considered for a move."""
+NamespaceLabelsLookup = Callable[[str], Mapping[str, str] | None]
+"""A namespace's labels by name; None when the namespace is unknown (kube's lister miss)."""
 
 
 class _Strategy(IntEnum):
@@ -131,6 +132,7 @@ class PriorityQueue:
         nominator: Nominator | None = None,
         pop_from_backoff_q: bool = True,
         queueing_hints_enabled: bool = True,
+        namespace_labels: NamespaceLabelsLookup | None = None,
     ) -> None:
         """``less`` orders the active queue (the QueueSort plugin's); ``sort_key``, when given, must
         order pods as ``less`` does and is used instead (it is much faster).
@@ -142,6 +144,10 @@ class PriorityQueue:
         default at 1.33): every registered hint is replaced by one that answers Queue (kube's
         ``defaultQueueingHintFn``), popped pods are not tracked in flight, and a failed attempt
         goes to backoff when a move request arrived since its cycle began (``moveRequestCycle``).
+
+        ``namespace_labels`` (kube's namespace lister) gives a namespace's labels, None for a
+        namespace it does not know; the hints-off AssignedPod pre-filter matches the unschedulable
+        pods' affinity terms with a namespaceSelector against them.
         """
         if pod_initial_backoff < 0 or pod_max_backoff < 0 or pod_max_in_unschedulable_pods_duration < 0:
             raise ValueError("queue durations must not be negative")
@@ -166,6 +172,7 @@ class PriorityQueue:
         self._interesting: dict[ClusterEvent, bool] = {}
         self._event_plugins: dict[ClusterEvent, frozenset[str]] = {}
         self._nominator = nominator
+        self._namespace_labels = namespace_labels
         self._closed = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -187,6 +194,11 @@ class PriorityQueue:
             queueing_hints={name: fwk.queueing_hint_map() for name, fwk in profiles.items()},
             **options,
         )
+
+    @property
+    def queueing_hints_enabled(self) -> bool:
+        """Whether the queue asks the plugins' QueueingHints (SchedulerQueueingHints on)."""
+        return self._queueing_hints
 
     # --- informer-driven operations --------------------------------------------------------
 
@@ -330,23 +342,21 @@ class PriorityQueue:
                 self._move_pods_to_active_or_backoff_queue(pods, event, old_obj, new_obj)
             self._record_pending()
 
-    def assigned_pod_added(self, pod: Pod, namespace_labels: Mapping[str, str] | None = None) -> None:
+    def assigned_pod_added(self, pod: Pod) -> None:
         """An assigned pod appeared (``addPodToCache``'s move). With hints, an AssignedPod/Add
         event for every unschedulable pod; without them (``AssignedPodAdded``) only for the pods
         this pod may help across topology: rejected by PodTopologySpread in its namespace, or
-        with a required pod-affinity term it matches. ``namespace_labels`` are the labels of
-        ``pod``'s namespace (None: unknown, as kube's nil)."""
+        with a required pod-affinity term it matches (its namespace's labels from the
+        ``namespace_labels`` lookup)."""
         if self._queueing_hints:
             self.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_ADD, None, pod)
             return
         with self._cond:
-            pods = self._with_cross_topology_term(pod, namespace_labels)
+            pods = self._with_cross_topology_term(pod)
             self._move_pods_to_active_or_backoff_queue(pods, EVENT_ASSIGNED_POD_ADD, None, pod)
             self._record_pending()
 
-    def assigned_pod_updated(
-        self, old: Pod, new: Pod, namespace_labels: Mapping[str, str] | None = None
-    ) -> None:
+    def assigned_pod_updated(self, old: Pod, new: Pod) -> None:
         """An assigned pod changed: one move per specific change (``updateAssignedPodInCache``).
         Without hints (``AssignedPodUpdated``) a scale-down concerns every unschedulable pod and
         any other change only those :meth:`assigned_pod_added` would pick."""
@@ -355,14 +365,16 @@ class PriorityQueue:
                 self.move_all_to_active_or_backoff_queue(event, old, new)
                 continue
             with self._cond:
-                pods = self._with_cross_topology_term(new, namespace_labels)
+                pods = self._with_cross_topology_term(new)
                 self._move_pods_to_active_or_backoff_queue(pods, event, old, new)
                 self._record_pending()
 
-    def _with_cross_topology_term(
-        self, pod: Pod, namespace_labels: Mapping[str, str] | None
-    ) -> list[QueuedPodInfo]:
+    def _with_cross_topology_term(self, pod: Pod) -> list[QueuedPodInfo]:
         """``getUnschedulablePodsWithCrossTopologyTerm``."""
+        if not self._unschedulable:
+            return []  # (kube reads the namespace's labels first; nothing to match them against)
+        lookup = self._namespace_labels
+        namespace_labels = lookup(pod.namespace) if lookup is not None else None
         return [
             qpi
             for qpi in self._unschedulable
@@ -809,7 +821,10 @@ class PriorityQueue:
                 err=str(err),
             )
             hint, label = QueueingHint.QUEUE, "Error"
-        metrics.observe_queueing_hint(f.plugin_name, event.label, label, time.perf_counter() - start)
+        if self._queueing_hints:
+            # kube-scheduler registers scheduler_queueing_hint_execution_duration_seconds only with
+            # SchedulerQueueingHints on: without it the default hints' timings are never exposed.
+            metrics.observe_queueing_hint(f.plugin_name, event.label, label, time.perf_counter() - start)
         return hint
 
     # --- PreEnqueue ----------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from app import metrics
+from app import featuregates, metrics
 from app.api.objects import Pod, pod_priority
 from app.framework.cycle_state import CycleState
 from app.framework.events import POD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
@@ -50,6 +50,7 @@ NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 NO_VICTIMS_MSG = "No preemption victims found for incoming pod"
 WAITING_MSG = "waiting for the preemption for this pod to be finished"
+ASYNC_PREEMPTION_GATE = "SchedulerAsyncPreemption"
 
 IsEligiblePod = Callable[[NodeInfo, PodInfo, Pod], bool]
 
@@ -80,7 +81,10 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
     def __init__(self, args: DefaultPreemptionArgs | None, handle: Handle) -> None:
         super().__init__(args or DefaultPreemptionArgs(), handle)
         self.args: DefaultPreemptionArgs = self.args
-        self.executor = Executor(handle)
+        # SchedulerAsyncPreemption (beta, on from 1.33; settable off at every emulated version):
+        # off, the victims are evicted inside PostFilter and nothing is held back at PreEnqueue.
+        self.async_preemption = featuregates.DEFAULT.enabled(ASYNC_PREEMPTION_GATE)
+        self.executor = Executor(handle, self.async_preemption)
         self.evaluator = Evaluator(NAME, handle, self, self.executor)
         # kube-scheduler's customisation hooks, with their defaults.
         self.is_eligible_pod: IsEligiblePod = lambda node_info, victim, preemptor: True
@@ -119,14 +123,18 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         return result, status
 
     def pre_enqueue(self, pod: Pod) -> Status | None:
-        """Hold a pod back while its own (async) preemption is still running."""
-        if self.executor.is_pod_running_preemption(pod.uid):
+        """Hold a pod back while its own (async) preemption is still running; without async
+        preemption there is none to wait for."""
+        if self.async_preemption and self.executor.is_pod_running_preemption(pod.uid):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING_MSG)
         return None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """Pod deletions, so that a pod held back by PreEnqueue is looked at again; the hint always
-        skips because the plugins whose rejections preemption resolves decide when to requeue."""
+        skips because the plugins whose rejections preemption resolves decide when to requeue.
+        None without async preemption: PreEnqueue then never rejects a pod."""
+        if not self.async_preemption:
+            return []
         return [
             ClusterEventWithHint(
                 ClusterEvent(POD, ActionType.DELETE), self.is_pod_schedulable_after_pod_deletion
