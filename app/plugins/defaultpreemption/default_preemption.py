@@ -185,7 +185,12 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         them, and only then: a node with no lower-priority pod fails without a copy (on a cluster
         where preemption cannot help, most of the nodes the dry run walks).
         """
-        potential = [pi for pi in node_info.pods if self.is_preemption_allowed(node_info, pi, pod)]
+        # is_preemption_allowed inline: this runs for every pod of every node the dry run walks.
+        priority = pod_priority(pod)
+        eligible = self.is_eligible_pod
+        potential = [
+            pi for pi in node_info.pods if pod_priority(pi.pod) < priority and eligible(node_info, pi, pod)
+        ]
         if not potential:
             return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS_MSG)
         return select_victims(
