@@ -390,8 +390,16 @@ class Pod:
         Only restartable (sidecar) init containers count: the others have exited before the
         pod's containers bind their ports.
         """
-        ports = [p for c in self.init_containers if c.restartable for p in c.host_ports]
-        ports.extend(p for c in self.containers for p in c.host_ports)
+        # Called on every NodeInfo add and remove (preemption's dry run: a dozen per node), and
+        # most pods have no host port: no generator for the containers without one.
+        ports = (
+            [p for c in self.init_containers if c.restartable for p in c.host_ports]
+            if self.init_containers
+            else []
+        )
+        for c in self.containers:
+            if c.host_ports:
+                ports.extend(c.host_ports)
         return ports
 
 

@@ -36,6 +36,7 @@ from app.framework.interfaces import (
     PostFilterResult,
     PreBindPlugin,
     PreEnqueuePlugin,
+    PreFilterExtensions,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
@@ -452,25 +453,53 @@ class Framework:
             metrics.count_evaluations(self.evaluations["PreFilter"], ran, 1)
             self._observe_point("PreFilter", return_status, start)
 
+    def pre_filter_extensions_for(self, state: CycleState) -> list[tuple[str, PreFilterExtensions]]:
+        """(plugin name, extensions) of the PreFilter plugins whose AddPod/RemovePod run in this
+        cycle: those with extensions, not skipped by their PreFilter, in order. A dry run that adds
+        and removes many pods on the cycle's state (or its copies) looks them up once."""
+        skip = state.skip_filter_plugins
+        return [
+            (pl.name, ext)
+            for pl in self.pre_filter
+            if (ext := pl.pre_filter_extensions()) is not None and pl.name not in skip
+        ]
+
     def run_pre_filter_extension_add_pod(
-        self, state: CycleState, pod: Pod, pod_to_add: PodInfo, node_info: NodeInfo
+        self,
+        state: CycleState,
+        pod: Pod,
+        pod_to_add: PodInfo,
+        node_info: NodeInfo,
+        extensions: Sequence[tuple[str, PreFilterExtensions]] | None = None,
     ) -> Status | None:
-        """AddPod on every PreFilter plugin with extensions (not skipped)."""
-        return self._run_extension(state, pod, pod_to_add, node_info, add=True)
+        """AddPod on every PreFilter plugin with extensions (not skipped; ``extensions``: the
+        :meth:`pre_filter_extensions_for` of this state, when the caller has them)."""
+        return self._run_extension(state, pod, pod_to_add, node_info, True, extensions)
 
     def run_pre_filter_extension_remove_pod(
-        self, state: CycleState, pod: Pod, pod_to_remove: PodInfo, node_info: NodeInfo
+        self,
+        state: CycleState,
+        pod: Pod,
+        pod_to_remove: PodInfo,
+        node_info: NodeInfo,
+        extensions: Sequence[tuple[str, PreFilterExtensions]] | None = None,
     ) -> Status | None:
-        """RemovePod on every PreFilter plugin with extensions (not skipped)."""
-        return self._run_extension(state, pod, pod_to_remove, node_info, add=False)
+        """RemovePod on every PreFilter plugin with extensions (not skipped; ``extensions`` as
+        for :meth:`run_pre_filter_extension_add_pod`)."""
+        return self._run_extension(state, pod, pod_to_remove, node_info, False, extensions)
 
     def _run_extension(
-        self, state: CycleState, pod: Pod, other: PodInfo, node_info: NodeInfo, add: bool
+        self,
+        state: CycleState,
+        pod: Pod,
+        other: PodInfo,
+        node_info: NodeInfo,
+        add: bool,
+        extensions: Sequence[tuple[str, PreFilterExtensions]] | None,
     ) -> Status | None:
-        for pl in self.pre_filter:
-            ext = pl.pre_filter_extensions()
-            if ext is None or pl.name in state.skip_filter_plugins:
-                continue
+        if extensions is None:
+            extensions = self.pre_filter_extensions_for(state)
+        for name, ext in extensions:
             s = (
                 ext.add_pod(state, pod, other, node_info)
                 if add
@@ -480,8 +509,8 @@ class Framework:
                 verb = "AddPod" if add else "RemovePod"
                 return Status(
                     Code.ERROR,
-                    f'running {verb} on PreFilter plugin "{pl.name}": {s.message()}',
-                    plugin=pl.name,
+                    f'running {verb} on PreFilter plugin "{name}": {s.message()}',
+                    plugin=name,
                 )
         return None
 

@@ -76,9 +76,8 @@ def victims_on(e: Engine, preemptor: Pod, node_name: str) -> tuple[list[str], in
     pl = plugin(e)
     from app.framework.preemption.pdb import list_pdbs
 
-    got, n, status = pl.select_victims_on_node(
-        state.clone(), preemptor, info.snapshot(), list_pdbs(e.objects)
-    )
+    # The snapshot's own NodeInfo and the cycle's own state, as DryRunPreemption passes them.
+    got, n, status = pl.select_victims_on_node(state, preemptor, info, list_pdbs(e.objects))
     return [p.name for p in got], n, status
 
 
@@ -132,6 +131,34 @@ def test_pdb_violating_victims_are_reprieved_first() -> None:
     assert victims_on(e, pod("p", "1", HIGH), "n1") == (["free"], 0, None)
     # Both must go: the violating one counts.
     assert victims_on(e, pod("p", "2", HIGH), "n1") == (["free", "guarded"], 1, None)
+
+
+def test_dry_run_leaves_the_snapshot_and_the_cycle_state_as_they_were() -> None:
+    # The victim matches the preemptor's anti-affinity: InterPodAffinity's RemovePod changes the
+    # state it is given, and the dry run removes and re-adds pods on the node it is given.
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
+            ]
+        }
+    }
+    e = engine([node("n1")], [pod("low", "1", LOW, "n1", labels={"app": "x"}), pod("mid", "1", MID, "n1")])
+    preemptor = pod("p", "1", HIGH, affinity=anti)
+    fwk = e.profiles["default-scheduler"]
+    e.cache.update_snapshot(e.algorithm.snapshot)
+    state = e.new_cycle_state()
+    fwk.run_pre_filter_plugins(state, preemptor, e.algorithm.snapshot.list())
+    info = e.algorithm.snapshot.get("n1")
+    assert info is not None
+    before = fwk.run_filter_plugins(state, preemptor, info)
+    assert before is not None and before.plugin == "InterPodAffinity"
+    got, _, status = plugin(e).select_victims_on_node(state, preemptor, info, [])
+    assert status is None and [p.name for p in got] == ["low"]
+    assert [p.pod.name for p in info.pods] == ["low", "mid"]
+    assert info.requested.milli_cpu == 2000
+    after = fwk.run_filter_plugins(state, preemptor, info)
+    assert after is not None and after.message() == before.message()
 
 
 # --- filterPodsWithPDBViolation -----------------------------------------------------------------

@@ -76,7 +76,12 @@ class PreemptionInterface(Protocol):
     def select_victims_on_node(
         self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
     ) -> tuple[list[Pod], int, Status | None]:
-        """The fewest pods to evict on ``node_info`` (a copy) so that ``pod`` fits; None status = success."""
+        """The fewest pods to evict on ``node_info`` so that ``pod`` fits; None status = success.
+
+        ``state`` and ``node_info`` are the cycle's and the snapshot's own: the implementation
+        copies them before changing them (kube's DryRunPreemption copies first; copying only where
+        a dry run happens saves the copy on nodes that fail at once).
+        """
         ...
 
     def ordered_score_funcs(self, nodes_to_victims: dict[str, Victims]) -> list[ScoreFunc] | None:
@@ -228,8 +233,9 @@ class Evaluator:
     ) -> tuple[list[Candidate], NodeToStatus, str]:
         """``DryRunPreemption``: candidates (non-violating first, then violating), failed nodes, errors.
 
-        Each node is tried on a copy of its NodeInfo and of the CycleState. The run stops once
-        there is a non-violating candidate and ``num_candidates`` candidates in all.
+        Each node is tried on a copy of its NodeInfo and of the CycleState (made by the
+        interface's ``select_victims_on_node``). The run stops once there is a non-violating
+        candidate and ``num_candidates`` candidates in all.
         """
         non_violating = _CandidateList(num_candidates)
         violating = _CandidateList(num_candidates)
@@ -237,8 +243,8 @@ class Evaluator:
         errors: list[str] = []
         n = len(potential)
         for i in range(n):
-            info = potential[(offset + i) % n].snapshot()
-            pods, num_violations, status = self.iface.select_victims_on_node(state.clone(), pod, info, pdbs)
+            info = potential[(offset + i) % n]
+            pods, num_violations, status = self.iface.select_victims_on_node(state, pod, info, pdbs)
             if (status is None or status.is_success()) and pods:
                 c = Candidate(info.name, Victims(pods, num_violations))
                 (non_violating if num_violations == 0 else violating).add(c)

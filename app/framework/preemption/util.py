@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -14,6 +15,13 @@ __all__ = ["earliest_pod_start_time", "importance_key", "more_important_pod", "p
 def _parse_time(text: object) -> float | None:
     if not isinstance(text, str) or not text:
         return None
+    return _parse_timestamp(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_timestamp(text: str) -> float | None:
+    """An RFC 3339 time in seconds; remembered, as a dry run orders the same pods over and over
+    (one-second resolution: many pods share a start time)."""
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
     except ValueError:

@@ -187,9 +187,23 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
     ) -> tuple[list[Pod], int, Status | None]:
         """Remove every lower-priority pod; if the pod then fits, add back (reprieve) as many as
-        possible: PDB-violating victims first, then the others, most important first."""
-        potential = [pi for pi in node_info.pods if self.is_preemption_allowed(node_info, pi, pod)]
-        return select_victims(self.framework, self.nominator, state, pod, node_info, potential, pdbs)
+        possible: PDB-violating victims first, then the others, most important first.
+
+        ``state`` and ``node_info`` are the cycle's own and are copied before the dry run changes
+        them, and only then: a node with no lower-priority pod fails without a copy (on a cluster
+        where preemption cannot help, most of the nodes the dry run walks).
+        """
+        # is_preemption_allowed inline: this runs for every pod of every node the dry run walks.
+        priority = pod_priority(pod)
+        eligible = self.is_eligible_pod
+        potential = [
+            pi for pi in node_info.pods if pod_priority(pi.pod) < priority and eligible(node_info, pi, pod)
+        ]
+        if not potential:
+            return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS_MSG)
+        return select_victims(
+            self.framework, self.nominator, state.clone(), pod, node_info.snapshot(), potential, pdbs
+        )
 
 
 def select_victims(
@@ -205,19 +219,26 @@ def select_victims(
 
     ``node_info`` and ``state`` are copies and are modified. Returns (victims most important first,
     how many of them violate a PDB, None) or a failure status.
+
+    The PreFilter extensions and the Filter plugins to run are looked up once for the node, not per
+    pod added or removed (the state's skipped plugins do not change during the dry run); in a cycle
+    that samples plugin metrics Filter goes through the framework's timed path as before. The pods
+    nominated to the node are read once too: the dry run of one node sees one nominator state.
     """
+    extensions = fwk.pre_filter_extensions_for(state)
+    filters = None if state.record_plugin_metrics else fwk.active_filters(state)
+    nominated = nominator.nominated_pods_for_node(node_info.name)
 
     def remove(pi: PodInfo) -> Status | None:
         node_info.remove_pod(pi.pod)
-        return fwk.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
+        return fwk.run_pre_filter_extension_remove_pod(state, pod, pi, node_info, extensions)
 
     def add(pi: PodInfo) -> Status | None:
         node_info.add_pod_info(pi)
-        return fwk.run_pre_filter_extension_add_pod(state, pod, pi, node_info)
+        return fwk.run_pre_filter_extension_add_pod(state, pod, pi, node_info, extensions)
 
     def fits() -> Status | None:
-        nominated = nominator.nominated_pods_for_node(node_info.name)
-        return fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info, nominated)
+        return fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info, nominated, filters)
 
     for pi in potential:
         s = remove(pi)

@@ -256,6 +256,11 @@ def _has_scalar_room(s: PreFilterState, node_info: NodeInfo, dra: DeviceClassRes
 
 
 def _status_from(insufficient: list[InsufficientResource]) -> Status:
+    if len(insufficient) == 1:
+        # One resource short, the usual case: half the cost, paid per node a pod fails on (every
+        # node, for a pod nothing fits; each reprieve that fails, in a preemption's dry run).
+        r = insufficient[0]
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if r.unresolvable else Code.UNSCHEDULABLE, r.reason)
     code = Code.UNSCHEDULABLE
     for r in insufficient:
         if r.unresolvable:
