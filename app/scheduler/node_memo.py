@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 import time
+from array import array
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -117,12 +118,27 @@ def scorers_are_node_local(scorers: Sequence[ScorePlugin], pod: Pod) -> bool:
     return _node_local(scorers, NODE_LOCAL_SCORES, pod)
 
 
-def _without_identity(raw: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(raw)
-    metadata = raw.get("metadata")
-    if isinstance(metadata, Mapping):
-        out["metadata"] = {k: v for k, v in metadata.items() if k not in _IDENTITY_METADATA}
-    return out
+def _same_document(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two pod documents are equal but for their identity metadata (compared in place:
+    this runs on every cycle's lookup)."""
+    if a is b:
+        return True
+    if a.keys() != b.keys():
+        return False
+    for key, value in a.items():
+        other = b[key]
+        if value is other:
+            continue
+        if key == "metadata" and isinstance(value, Mapping) and isinstance(other, Mapping):
+            if {k for k in value if k not in _IDENTITY_METADATA} != {
+                k for k in other if k not in _IDENTITY_METADATA
+            }:
+                return False
+            if any(v != other[k] for k, v in value.items() if k not in _IDENTITY_METADATA):
+                return False
+        elif value != other:
+            return False
+    return True
 
 
 _shape_fields = operator.attrgetter(
@@ -132,12 +148,12 @@ _shape_fields = operator.attrgetter(
 
 def same_shape(a: Pod, b: Pod) -> bool:
     """Whether ``a`` and ``b`` differ at most in identity (name, uid, creation time): copies of one pod."""
-    if a is b:
-        return True
+    return a is b or _same_fields(_shape_fields(a), a, _shape_fields(b), b)
+
+
+def _same_fields(a_fields: tuple[Any, ...], a: Pod, b_fields: tuple[Any, ...], b: Pod) -> bool:
     # Tuple equality compares element by element, identical objects first: copies share theirs.
-    if _shape_fields(a) != _shape_fields(b):
-        return False
-    return a.raw is b.raw or _without_identity(a.raw) == _without_identity(b.raw)
+    return a_fields == b_fields and _same_document(a.raw, b.raw)
 
 
 #: Normalizing node-local Score plugins whose NormalizeScore is ``DefaultNormalizeScore``: a
@@ -177,24 +193,6 @@ class _Changes(NodeAggregate[NodeInfo]):
         return out
 
 
-class _Column(Sequence[int]):
-    """One plugin's scores over the sampled nodes, read from the rows only if an explanation asks."""
-
-    __slots__ = ("_j", "_rows")
-
-    def __init__(self, rows: Sequence[tuple[int, ...]], j: int) -> None:
-        self._rows = rows
-        self._j = j
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [row[self._j] for row in self._rows[index]]
-        return self._rows[index][self._j]
-
-
 class _NodeIndex:
     """The snapshot's node list as the memos read it, built once per list and shared by them."""
 
@@ -203,14 +201,15 @@ class _NodeIndex:
     def __init__(self, nodes: list[NodeInfo]) -> None:
         self.nodes = nodes
         self.names = [n.name for n in nodes]
-        self.ring = [*range(len(nodes)), *range(len(nodes))]  # a rotated window is one slice
+        positions = list(range(len(nodes)))
+        self.ring = positions + positions  # a rotated window is one slice; one int object per position
         self._index_of: dict[int, int] | None = None
 
     def positions(self, changed: Sequence[NodeInfo]) -> Sequence[int] | None:
         """The positions of ``changed`` in the list, or None if one is not of this list."""
         index_of = self._index_of
         if index_of is None:
-            index_of = self._index_of = {id(n): i for i, n in enumerate(self.nodes)}
+            index_of = self._index_of = dict(zip(map(id, self.nodes), self.ring, strict=False))
         out = [index_of.get(id(n), -1) for n in changed]
         return None if -1 in out else out
 
@@ -247,14 +246,16 @@ class NodeMemo:
         "index",
         "known",
         "pod",
+        "score_columns",
         "score_generations",
-        "score_rows",
+        "shape",
         "verdicts",
     )
 
     def __init__(self, fwk: Framework, pod: Pod) -> None:
         self.fwk = fwk
         self.pod = pod
+        self.shape = _shape_fields(pod)  # the fields compared to find copies
         self.index = _NO_NODES
         self.filter_names: tuple[str, ...] = ()
         self.filter_generations: list[int] = []
@@ -263,8 +264,8 @@ class NodeMemo:
         self.errors = False  # an Error verdict was asked for this cycle
         self._scorer_names: tuple[str, ...] = ()
         self.score_generations: list[int] = []
-        self.score_rows: list[tuple[int, ...]] = []
-        self._statics: list[int] = []
+        self.score_columns: list[array[int]] = []  # per active scorer, a raw score per node
+        self._statics: array[int] = array("q")
         self._feasible: tuple[list[NodeInfo], list[int]] | None = None
         self._locality: dict[tuple[int | str, ...], bool] = {}
         self._changed: list[NodeInfo] | None = []  # nodes changed since the verdicts were caught up
@@ -387,23 +388,25 @@ class NodeMemo:
             self._scorer_names = names
             n = len(self.index.nodes)
             self.score_generations = [-1] * n
-            self.score_rows = [()] * n
-            self._statics = [0] * n
+            self.score_columns = [array("q", bytes(8 * n)) for _ in scorers]
+            self._statics = array("q", bytes(8 * n))  # a machine integer per node, not an object
         all_nodes, generations = self.index.nodes, self.score_generations
         stale = [i for i in positions if generations[i] != all_nodes[i].generation]
         if stale and not self._rescore(state, pod, stale, scorers):
             return None
         started = time.perf_counter()
-        rows = [self.score_rows[i] for i in positions]
-        statics = self._statics
-        totals = [statics[i] for i in positions]
+        # The memo's entries of this cycle's nodes, copied out in C (the memo changes next cycle).
+        pick: Callable[[Sequence[int]], Sequence[int]] = (
+            operator.itemgetter(*positions) if len(positions) > 1 else lambda kept: (kept[positions[0]],)
+        )
+        totals = list(pick(self._statics))
         columns: list[Sequence[int]] = []
         offset = 0  # the weighted scores of columns that normalized to one value, added once
         for j, pl in enumerate(scorers):
             if not pl.normalizes:
-                columns.append(_Column(rows, j))
+                columns.append(pick(self.score_columns[j]))
                 continue
-            raw = [row[j] for row in rows]
+            raw = list(pick(self.score_columns[j]))
             lowest, highest = min(raw), max(raw)
             if lowest == highest and pl.name in NORMALIZES_BY_MAX:
                 one = [lowest]
@@ -444,11 +447,16 @@ class NodeMemo:
         for j, _ in fixed:
             if columns[j] and (min(columns[j]) < 0 or max(columns[j]) > MAX_NODE_SCORE):
                 return False
-        rows, statics, generations = self.score_rows, self._statics, self.score_generations
-        for i, node, row in zip(stale, stale_nodes, zip(*columns, strict=True), strict=True):
-            rows[i] = row
-            statics[i] = sum(row[j] * w for j, w in fixed)
-            generations[i] = node.generation
+        statics, generations = self._statics, self.score_generations
+        try:
+            for kept, column in zip(self.score_columns, columns, strict=True):
+                for i, score in zip(stale, column, strict=True):
+                    kept[i] = score
+            for i, node, row in zip(stale, stale_nodes, zip(*columns, strict=True), strict=True):
+                statics[i] = sum(row[j] * w for j, w in fixed)
+                generations[i] = node.generation
+        except OverflowError:  # a raw score beyond 64 bits: the full path, its generation stays stale
+            return False
         return True
 
 
@@ -472,8 +480,9 @@ class NodeMemos:
         shape's first cycle (keeping every node's verdict for a pod seen once would not pay)."""
         memos = self._memos
         memo = None
+        shape = _shape_fields(pod)
         for i, m in enumerate(memos):
-            if m.fwk is fwk and same_shape(m.pod, pod):
+            if m.fwk is fwk and _same_fields(m.shape, m.pod, shape, pod):
                 memo = m
                 if i:
                     memos.insert(0, memos.pop(i))
@@ -481,7 +490,11 @@ class NodeMemos:
         if memo is None:
             memo = NodeMemo(fwk, pod)
             memos.insert(0, memo)
-            del memos[MAX_MEMOS:]
+            if len(memos) > MAX_MEMOS:
+                # Out goes the least recently used shape seen once, else the least recently used:
+                # a stream of distinct pods does not push out the memos that pay.
+                once = [m for m in memos if m.cycles < 2 and m is not memo]
+                memos.remove(once[-1] if once else memos[-1])
         memo.cycles += 1
         if memo.cycles < 2 and self._index is None:
             return None
