@@ -118,7 +118,18 @@ def memory(nodes: int, pods: int) -> dict[str, float]:
             if v is not None:
                 statuses[id(v)] = v
     status_bytes = sum(sys.getsizeof(s) + sys.getsizeof(s.reasons) for s in statuses.values())
+    index = memos[0].index
+    shared = sys.getsizeof(index.names) + sys.getsizeof(index.ring) + sys.getsizeof(index._index_of or {})
+    shared += sum(sys.getsizeof(i) for i in index.ring[: len(index.nodes)] if i > 256)
+    per_memo = [
+        sum(sys.getsizeof(x) for x in (m.verdicts, m.filter_generations, m.score_generations, m._statics))
+        + sum(sys.getsizeof(c) for c in m.score_columns)
+        for m in memos
+        if m.cycles >= 2
+    ]
     return {
+        "shared_kib": shared / 1024,
+        "per_memo_kib": max(per_memo) / 1024,
         "node_memo_kib": grown / 1024,
         "statuses": len(statuses),
         "statuses_kib": status_bytes / 1024,
@@ -142,13 +153,15 @@ def main() -> None:
         )
     print()
     print(
-        f"{'nodes':>6} {'pods':>6} {'node_memo.py KiB':>17} {'kept statuses':>14} {'their KiB':>10} {'scored rows':>12}"
+        f"{'nodes':>6} {'pods':>6} {'shared KiB':>11} {'per memo KiB':>13} {'node_memo.py KiB':>17}"
+        f" {'kept statuses':>14} {'their KiB':>10} {'scored nodes':>13}"
     )
     for n in (int(x) for x in args.nodes.split(",")):
         m = memory(n, args.pods * 10)
         print(
-            f"{n:>6} {args.pods * 10:>6} {m['node_memo_kib']:>17.1f} {m['statuses']:>14.0f}"
-            f" {m['statuses_kib']:>10.1f} {m['scored_rows']:>12.0f}",
+            f"{n:>6} {args.pods * 10:>6} {m['shared_kib']:>11.1f} {m['per_memo_kib']:>13.1f}"
+            f" {m['node_memo_kib']:>17.1f} {m['statuses']:>14.0f} {m['statuses_kib']:>10.1f}"
+            f" {m['scored_rows']:>13.0f}",
             flush=True,
         )
 
