@@ -98,10 +98,15 @@ WORKLOADS = (
 )
 
 
-def run(workload: str, num_nodes: int, init_pods: int, measure_pods: int) -> dict[str, float]:
-    """Schedule init pods, then time the measured pods (see :func:`time_pods`)."""
+def run(
+    workload: str, num_nodes: int, init_pods: int, measure_pods: int, node_memo: bool = True
+) -> dict[str, float]:
+    """Schedule init pods, then time the measured pods (see :func:`time_pods`). ``node_memo``: the
+    node-local memo as ``berth run`` has it (sampled cycles in full), else the full path always."""
     registry = in_tree_registry()
     engine = Engine(load_config(None, registry), registry, seed=1)
+    engine.algorithm.memoize_node_local = node_memo
+    engine.algorithm.time_sampled_cycles_in_full = True
     for i in range(num_nodes):
         engine.cache.add_node(make_node(i))
     for i in range(init_pods):
@@ -147,14 +152,21 @@ def main() -> None:
     parser.add_argument(
         "--kube", action="store_true", help="also time kube-scheduler's framework (Go) on the same pods"
     )
+    parser.add_argument(
+        "--node-memo",
+        choices=("on", "off", "both"),
+        default="on",
+        help="berth's node memo (app/scheduler/node_memo.py): on as in berth run, off, or a row for each",
+    )
     args = parser.parse_args()
+    memos = {"on": (True,), "off": (False,), "both": (False, True)}[args.node_memo]
     binary = None
     if args.kube:
         try:
             binary = kube_framework.build()
         except kube_framework.BuildError as err:
             raise SystemExit(f"engine.py --kube: {err}") from err
-    header = f"{'workload':<36} {'nodes':>6} {'pods/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'cpu ms/pod':>11}"
+    header = f"{'workload':<36} {'nodes':>6} {'memo':>4} {'pods/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'cpu ms/pod':>11}"
     if binary is not None:
         header += f" {'kube pods/s':>11} {'kube cpu ms':>11} {'pods/s ratio':>12} {'cpu ratio':>9}"
     print(header, flush=True)
@@ -166,18 +178,21 @@ def main() -> None:
             if workload == "SchedulingPodAntiAffinity":
                 # At most one such pod per node: keep the pod count within the node count.
                 init, measure = min(init, n // 5), min(measure, n - n // 5)
-            r = run(workload, n, init, measure)
-            row = (
-                f"{workload:<36} {n:>6} {r['pods_per_s']:>9.1f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}"
-                f" {r['cpu_ms']:>11.2f}"
-            )
-            if binary is not None:
-                k = kube_framework.run(binary, workload, n, init, measure)
-                row += (
-                    f" {k['pods_per_s']:>11.1f} {k['cpu_ms']:>11.2f}"
-                    f" {r['pods_per_s'] / k['pods_per_s']:>12.2f} {r['cpu_ms'] / k['cpu_ms']:>9.2f}"
+            kube = None
+            for memo in memos:
+                r = run(workload, n, init, measure, memo)
+                row = (
+                    f"{workload:<36} {n:>6} {'on' if memo else 'off':>4} {r['pods_per_s']:>9.1f}"
+                    f" {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f} {r['cpu_ms']:>11.2f}"
                 )
-            print(row, flush=True)
+                if binary is not None:
+                    if kube is None:
+                        kube = kube_framework.run(binary, workload, n, init, measure)
+                    row += (
+                        f" {kube['pods_per_s']:>11.1f} {kube['cpu_ms']:>11.2f}"
+                        f" {r['pods_per_s'] / kube['pods_per_s']:>12.2f} {r['cpu_ms'] / kube['cpu_ms']:>9.2f}"
+                    )
+                print(row, flush=True)
 
 
 if __name__ == "__main__":

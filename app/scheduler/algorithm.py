@@ -109,8 +109,13 @@ class Algorithm:
         self.extenders = list(extenders)
         self._prioritizing: ThreadPoolExecutor | None = None
         # Node-local verdicts and raw scores kept between cycles of identical pods (see
-        # app.scheduler.node_memo): on for the offline faces, which schedule many copies of a pod.
+        # app.scheduler.node_memo): on for berth run and the offline faces, which schedule many
+        # copies of a pod.
         self.memoize_node_local = False
+        # Whether a cycle that samples plugin durations (one in ten) runs the full path, every
+        # plugin called and timed, as kube-scheduler's metrics mean: berth run's. The offline faces
+        # export no metrics and keep the memo in those cycles too.
+        self.time_sampled_cycles_in_full = False
         self._memos = NodeMemos()
 
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod) -> ScheduleResult:
@@ -120,10 +125,9 @@ class Algorithm:
             raise NoNodesAvailable()
         memo = None
         if self.memoize_node_local and not self.extenders:
-            memo = self._memos.for_pod(fwk, pod)
-            memo.follow(self.snapshot)
-            if memo.cycles < 2:
-                memo = None  # a shape seen once: keeping every node's verdict would not pay
+            memo = self._memos.for_pod(fwk, pod, self.snapshot)
+            if state.record_plugin_metrics and self.time_sampled_cycles_in_full:
+                memo = None  # the memo still followed the snapshot's changes for the next cycle
         feasible, diagnosis = self.find_nodes_that_fit_pod(fwk, state, pod, memo=memo)
         if not feasible:
             raise FitError(pod.key, self.snapshot.num_nodes(), diagnosis)
@@ -385,13 +389,21 @@ class Algorithm:
         The nodes are taken a window at a time (grown until it holds ``to_find`` feasible nodes or
         every node), with list operations rather than a loop per node; verdicts of nodes past the
         last one kube-scheduler's loop would have reached are kept but not reported."""
-        nodes, names, ring = memo.nodes or [], memo.names, memo.ring
+        nodes, names, ring = memo.index.nodes, memo.index.names, memo.index.ring
         verdicts = memo.verdicts
-        memo.refresh(lambda info: fwk.run_filter_plugins(state, pod, info, filters))
+
+        def ask(info: NodeInfo) -> Status | None:
+            return fwk.run_filter_plugins(state, pod, info, filters)
+
+        lazy = memo.catch_up(ask)  # True: some node has no verdict yet; the window's are checked
         n = len(nodes)
         size = min(n, to_find + to_find // 8 + 16)
+        checked = 0
         while True:
             window = ring[start : start + size]
+            if lazy:
+                memo.check(window[checked:], ask)
+                checked = size
             fit = [i for i in window if verdicts[i] is None]
             if len(fit) >= to_find or size == n:
                 break
@@ -399,12 +411,20 @@ class Algorithm:
         if len(fit) > to_find:
             fit = fit[:to_find]
             window = window[: (fit[-1] - start) % n + 1]
+        if memo.errors:
+            # An Error among this cycle's verdicts: the nodes one by one, in order, as the full
+            # path's loop (the feasible nodes before the Error count for the start index).
+            for i in window:
+                status = verdicts[i]
+                if status is None:
+                    feasible.append(nodes[i])
+                else:
+                    _reject(status, names[i], diagnosis, failed_by)  # raises at the first Error
+            memo.found(feasible, fit)
+            return feasible
         rejected = [i for i in window if verdicts[i] is not None]
         found = cast("list[Status]", [verdicts[i] for i in rejected])
-        if not memo.complete:  # an Error among the verdicts: the rejections one by one, in order
-            for i, status in zip(rejected, found, strict=True):
-                _reject(status, names[i], diagnosis, failed_by)  # raises at the first Error
-        elif rejected:
+        if rejected:
             diagnosis.node_to_status.statuses.update(zip([names[i] for i in rejected], found, strict=True))
             # Rejections counted per (plugin, code), each kind noted in the diagnosis once.
             kinds: dict[tuple[str, str], Status] = {}

@@ -122,6 +122,10 @@ def setup(cfg: SchedulerConfiguration, registry: Registry, options: Options) -> 
         extenders=build_extenders(cfg.extenders),
         volume_writer=volume_writer,
     )
+    # Copies of one pod (a Deployment's replicas, scheduler_perf's pods) reuse the node-local
+    # plugins' verdicts and scores of unchanged nodes; sampled cycles time every plugin in full.
+    engine.algorithm.memoize_node_local = True
+    engine.algorithm.time_sampled_cycles_in_full = True
     metrics.CACHE_SIZE.sizes = engine.cache.sizes
     queue = PriorityQueue.for_profiles(
         engine.profiles,

@@ -152,3 +152,25 @@ def test_only_the_leader_schedules_and_a_follower_takes_over_after_sigkill(
     finally:
         for r in replicas:
             r.stop()
+
+
+def test_copies_of_one_pod_see_pod_deletes_and_node_updates(berth: BerthScheduler, cluster: Cluster) -> None:
+    # Copies of one pod: from the second, berth run answers unchanged nodes from its node memo.
+    # Each change below comes after a FitError, so the pod can only bind once berth has seen it.
+    copies = [cluster.create_pod(f"copy-{i}", cpu="1", scheduler_name=SCHEDULER_NAME) for i in range(8)]
+    placed = {name: cluster.wait_bound(name) for name in copies}
+    a, b = cluster.nodes
+    assert sorted(placed.values()) == [a] * 4 + [b] * 4
+    waiting = cluster.create_pod("copy-8", cpu="1", scheduler_name=SCHEDULER_NAME)
+    message = cluster.wait_event(waiting, "FailedScheduling", "Insufficient cpu")
+    assert "2 Insufficient cpu" in message
+    on_b = next(name for name, node in placed.items() if node == b)
+    cluster.core.delete_namespaced_pod(on_b, cluster.namespace, grace_period_seconds=0)
+    assert cluster.wait_bound(waiting) == b  # the deletion freed b: its verdict was asked again
+    later = cluster.create_pod("copy-9", cpu="1", scheduler_name=SCHEDULER_NAME)
+    cluster.wait_event(later, "FailedScheduling", "2 Insufficient cpu")
+    grown = {"cpu": "8", "memory": "4Gi", "pods": "110"}
+    cluster.core.patch_node_status(a, {"status": {"allocatable": grown, "capacity": grown}})
+    assert cluster.wait_bound(later) == a  # the node update: a's verdict was asked again
+    trace = berth.get_json(f"/debug/pods/{cluster.namespace}/{later}")
+    assert trace["status"] == "Scheduled" and trace["node"] == a
