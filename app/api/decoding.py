@@ -33,6 +33,7 @@ __all__ = [
     "DocumentLoader",
     "HugeInt",
     "JsonSyntaxError",
+    "cut_managed_fields",
     "dismantle",
     "json_int",
     "loads_as_go",
@@ -41,7 +42,6 @@ __all__ = [
     "recursion_limit",
     "sanitize",
     "too_deep_message",
-    "without_managed_fields",
     "yaml_int",
 ]
 
@@ -265,7 +265,7 @@ _MANAGED_FIELDS_KEY = b',"managedFields":['
 _NESTED_OBJECT_META_KEY = b'"ephemeral":'
 
 
-def without_managed_fields(data: bytes) -> bytes:
+def cut_managed_fields(data: bytes) -> bytes:
     """The JSON text ``data`` (a watch event of a Pod or a Node, as the API server writes it) with
     its object's ``metadata.managedFields`` cut out, or ``data`` itself when that is not certain.
 
@@ -307,5 +307,5 @@ def without_managed_fields(data: bytes) -> bytes:
 
 def loads_without_managed_fields(data: bytes) -> Any:
     """One watch event of a Pod or Node decoded, without its object's ``metadata.managedFields``
-    where :func:`without_managed_fields` can cut them from the text (else with them)."""
-    return orjson.loads(without_managed_fields(data))
+    where :func:`cut_managed_fields` can cut them from the text (else with them)."""
+    return orjson.loads(cut_managed_fields(data))

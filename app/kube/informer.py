@@ -254,7 +254,7 @@ class Reflector:
         feature gate says, on by default as in kube-scheduler v1.36). ``without_managed_fields``:
         ``decode`` drops ``metadata.managedFields`` (the pod and node decoders), so the watch cuts
         them from each event's text where it can, before the JSON is parsed
-        (:func:`~app.api.decoding.without_managed_fields`)."""
+        (:func:`~app.api.decoding.cut_managed_fields`)."""
         self.client = client
         self.rtype = rtype
         self.handler = handler

@@ -13,7 +13,7 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.api.decoding import loads_without_managed_fields, without_managed_fields
+from app.api.decoding import cut_managed_fields, loads_without_managed_fields
 
 
 def managed_entry(manager: str, field_key: str = "f:app") -> dict[str, Any]:
@@ -64,7 +64,7 @@ def dropped(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def assert_decodes_as_whole_less_managed_fields(data: bytes) -> None:
-    cut = without_managed_fields(data)
+    cut = cut_managed_fields(data)
     assert cut == data or orjson.loads(cut) == dropped(orjson.loads(data))
     assert loads_without_managed_fields(data) in (orjson.loads(data), dropped(orjson.loads(data)))
 
@@ -72,7 +72,7 @@ def assert_decodes_as_whole_less_managed_fields(data: bytes) -> None:
 def test_the_api_servers_shape_is_cut_to_the_document_without_managed_fields() -> None:
     event = pod_event([managed_entry("kubectl"), managed_entry("kube-controller-manager", "f:tier")])
     data = orjson.dumps(event)
-    cut = without_managed_fields(data)
+    cut = cut_managed_fields(data)
     assert len(cut) < len(data)
     assert b"managedFields" not in cut
     assert orjson.loads(cut) == dropped(event)
@@ -82,16 +82,16 @@ def test_managers_and_keys_with_quotes_and_escapes_are_cut_exactly() -> None:
     tricky = ['a},"spec":{', 'q"uo\\"te', "back\\slash\\", "tab\tnew\nline", "é ☃ \u2028", "<&>"]
     event = pod_event([managed_entry(m, f"k:{{{json.dumps(m)}}}") for m in tricky])
     data = orjson.dumps(event)
-    assert orjson.loads(without_managed_fields(data)) == dropped(event)
+    assert orjson.loads(cut_managed_fields(data)) == dropped(event)
     # Go escapes <, > and & inside strings: the same cut.
     go_escaped = data.replace(b"<", b"\\u003c").replace(b"&", b"\\u0026")
-    assert orjson.loads(without_managed_fields(go_escaped)) == dropped(event)
+    assert orjson.loads(cut_managed_fields(go_escaped)) == dropped(event)
 
 
 def test_a_bracket_inside_a_manager_leaves_the_document_whole() -> None:
     for manager in ['a]},"spec":{', "[", "]"]:
         data = orjson.dumps(pod_event([managed_entry(manager)]))
-        assert without_managed_fields(data) == data
+        assert cut_managed_fields(data) == data
 
 
 def test_documents_the_cut_is_not_certain_of_are_left_whole() -> None:
@@ -109,12 +109,12 @@ def test_documents_the_cut_is_not_certain_of_are_left_whole() -> None:
         assert_decodes_as_whole_less_managed_fields(data)
     # Pretty-printed, or no metadata-level managedFields but a string that looks like one: whole.
     pretty = json.dumps(pod_event([managed_entry("m")]), indent=1).encode()
-    assert without_managed_fields(pretty) == pretty
+    assert cut_managed_fields(pretty) == pretty
     lookalike = orjson.dumps(pod_event(None, annotations={"x": ',"managedFields":[1]},"spec":{'}))
-    assert without_managed_fields(lookalike) == lookalike
-    assert without_managed_fields(orjson.dumps(nested_array)) == orjson.dumps(nested_array)
-    assert without_managed_fields(orjson.dumps(ephemeral)) == orjson.dumps(ephemeral)
-    assert without_managed_fields(orjson.dumps(reordered)) == orjson.dumps(reordered)
+    assert cut_managed_fields(lookalike) == lookalike
+    assert cut_managed_fields(orjson.dumps(nested_array)) == orjson.dumps(nested_array)
+    assert cut_managed_fields(orjson.dumps(ephemeral)) == orjson.dumps(ephemeral)
+    assert cut_managed_fields(orjson.dumps(reordered)) == orjson.dumps(reordered)
 
 
 def test_a_node_and_a_bookmark_decode_as_whole_less_managed_fields() -> None:
@@ -128,7 +128,7 @@ def test_a_node_and_a_bookmark_decode_as_whole_less_managed_fields() -> None:
             "status": {"conditions": [{"type": "Ready", "status": "True"}]},
         },
     }
-    assert len(without_managed_fields(orjson.dumps(node))) < len(orjson.dumps(node))
+    assert len(cut_managed_fields(orjson.dumps(node))) < len(orjson.dumps(node))
     assert loads_without_managed_fields(orjson.dumps(node)) == dropped(node)
     bookmark = {"type": "BOOKMARK", "object": {"kind": "Pod", "metadata": {"resourceVersion": "12"}}}
     assert loads_without_managed_fields(orjson.dumps(bookmark)) == bookmark
