@@ -18,16 +18,19 @@ each scheduler in turn (kube-scheduler v1.36.3 first, then ``berth run``, both a
 
 ``berth run`` runs from bytecode compiled beforehand (under ``--cache-dir``, through
 ``PYTHONPYCACHEPREFIX``), as the container image compiles it at install time: this environment sets
-``PYTHONDONTWRITEBYTECODE``, and compiling berth and its dependencies at every start would otherwise
-be counted in its time to ready.
+``PYTHONDONTWRITEBYTECODE``, and compiling berth, its dependencies and the standard library modules
+it imports at every start would otherwise be counted in its time to ready.
 
 Populating is the slow part, so the populated etcd data directory is kept under ``--cache-dir``
 (``etcd-<N>n-<M>p``) and copied for each run; objects are created from 16 threads.
 
-``--pending 0`` measures start-up and memory only.
+``--pending 0`` measures start-up and memory only. ``--baseline DIR`` adds a turn of ``berth run``
+from another checkout's ``app/`` (a ``git worktree`` of main, say; the same interpreter and
+dependencies) before this one's, for a before/after in one run. The table's title gives the load
+averages before and after the run: the machine's load stretches wall times, so read the ratios.
 
 Usage: ``.venv/bin/python bench/scale.py [--nodes 5000] [--pods 30000] [--pending 2000]
-[--only kube-scheduler|berth] [--cache-dir DIR] [--keep-logs DIR]``
+[--only kube-scheduler|berth] [--baseline DIR] [--cache-dir DIR] [--keep-logs DIR]``
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ from standalone import CpuMeter, cpu_seconds  # noqa: E402
 from app.kube.client import KubeClient, KubeError  # noqa: E402
 from kube.controlplane import LocalControlPlane, default_bin_dir  # noqa: E402
 
-KUBE, BERTH = "kube-scheduler", "berth run"
+KUBE, BERTH, BASELINE = "kube-scheduler", "berth run", "berth run (baseline)"
 ZONES = ("zone-a", "zone-b", "zone-c")
 APPS = 400  # distinct Deployments the bound pods belong to (label values, images and env repeat per app)
 SETTLE = 20.0  # seconds after ready before reading "RSS after sync"
@@ -369,8 +372,14 @@ def _insecure() -> ssl.SSLContext:
     return ctx
 
 
-def compile_bytecode(pycache: Path) -> None:
-    """Compile berth and its dependencies to bytecode under ``pycache`` (a no-op when up to date)."""
+def compile_bytecode(pycache: Path, baseline: Path | None) -> None:
+    """Compile berth (and the baseline's), its dependencies and the standard library to bytecode
+    under ``pycache`` (a no-op when up to date).
+
+    With ``PYTHONPYCACHEPREFIX`` set, Python looks for the bytecode of every module under that prefix
+    only, the standard library's too: left out, the standard library modules berth imports
+    (``email``, ``http.server``, ``asyncio``, ...) would be compiled at every start, which a Python
+    image never does (its standard library ships compiled)."""
     subprocess.run(
         [
             sys.executable,
@@ -380,21 +389,40 @@ def compile_bytecode(pycache: Path) -> None:
             "-j",
             "0",
             str(ROOT / "app"),
+            *([str(baseline / "app")] if baseline is not None else []),
             sysconfig.get_paths()["purelib"],
+            sysconfig.get_paths()["stdlib"],
         ],
         env={**os.environ, "PYTHONPYCACHEPREFIX": str(pycache)},
         check=False,
         stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,  # the standard library's test data holds files that do not compile
     )
 
 
+def short_name(kind: str) -> str:
+    """``kind`` in a process's, a log's or a namespace's name."""
+    return {KUBE: "kube", BERTH: "berth", BASELINE: "baseline"}[kind]
+
+
+def berth_entry(baseline: Path | None) -> list[str]:
+    """The interpreter arguments that run berth's CLI: this checkout's ``app``, or ``baseline``'s
+    (put first on ``sys.path``, so that its ``app`` package is the one imported)."""
+    if baseline is None:
+        return ["-m", "app.cli.main"]
+    code = (
+        f"import sys; sys.path.insert(0, {str(baseline)!r}); from app.cli.main import main; sys.exit(main())"
+    )
+    return ["-c", code]
+
+
 def spawn_until_ready(
-    kind: str, cp: LocalControlPlane, workdir: Path, run: int, pycache: Path
+    kind: str, cp: LocalControlPlane, workdir: Path, run: int, pycache: Path, baseline: Path | None
 ) -> tuple[Process, float]:
     """Start ``kind`` and return it with the seconds from spawn to its first ``/readyz`` 200."""
-    name = f"{'berth' if kind == BERTH else 'kube'}-{run}"
+    name = f"{short_name(kind)}-{run}"
     proc: Process
-    if kind == BERTH:
+    if kind in (BERTH, BASELINE):
         berth = BerthScheduler(
             workdir,
             cp.kubeconfig,
@@ -408,7 +436,7 @@ def spawn_until_ready(
             scheduler_name="default-scheduler",
         )
         argv = [
-            sys.executable, "-m", "app.cli.main", "run", "--config", str(berth.config),
+            sys.executable, *berth_entry(baseline if kind == BASELINE else None), "run", "--config", str(berth.config),
             "--secure-port", str(berth.port), "--bind-address", "127.0.0.1", "-v", "1",
         ]  # fmt: skip
         proc, port, env = berth, berth.port, {"PYTHONPYCACHEPREFIX": str(pycache)}
@@ -442,12 +470,18 @@ def spawn_until_ready(
 
 
 def measure(
-    kind: str, cp: LocalControlPlane, client: KubeClient, workdir: Path, pending: int, pycache: Path
+    kind: str,
+    cp: LocalControlPlane,
+    client: KubeClient,
+    workdir: Path,
+    pending: int,
+    pycache: Path,
+    baseline: Path | None,
 ) -> Result:
     """Start-up and memory, then throughput on ``pending`` new pods (none: start-up and memory only)."""
     result = Result(kind)
     print(f"[{kind}] starting", file=sys.stderr)
-    proc, result.ready_seconds = spawn_until_ready(kind, cp, workdir, 1, pycache)
+    proc, result.ready_seconds = spawn_until_ready(kind, cp, workdir, 1, pycache, baseline)
     result.ready_cpu_seconds = cpu_seconds(proc)
     try:
         time.sleep(SETTLE)
@@ -462,11 +496,11 @@ def measure(
     )
     if not pending:
         return result
-    namespace = f"pending-{'berth' if kind == BERTH else 'kube'}"
+    namespace = f"pending-{short_name(kind)}"
     create_all(client, [("/api/v1/namespaces", {"metadata": {"name": namespace}})])
     create_all(client, [(f"/api/v1/namespaces/{namespace}/pods", pod_body(i, None)) for i in range(pending)])
     watch = BindWatch(client, namespace)
-    proc, result.restart_ready_seconds = spawn_until_ready(kind, cp, workdir, 2, pycache)
+    proc, result.restart_ready_seconds = spawn_until_ready(kind, cp, workdir, 2, pycache, baseline)
     meter = CpuMeter(proc)
     try:
         watch.wait(pending, timeout=600)
@@ -499,10 +533,15 @@ def remove_pods(client: KubeClient, namespace: str) -> None:
     raise RuntimeError(f"the pods of {namespace} are still there after 600s")
 
 
-def print_table(nodes: int, pods: int, pending: int, results: list[Result]) -> None:
-    """The results side by side, with berth/kube ratios."""
-    by_name = {r.name: r for r in results}
-    kube, berth = by_name.get(KUBE), by_name.get(BERTH)
+def load_averages() -> str:
+    """The 1, 5 and 15 minute load averages, as ``uptime`` prints them."""
+    return ", ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def print_table(nodes: int, pods: int, pending: int, results: list[Result], loads: tuple[str, str]) -> None:
+    """The results side by side, with each berth's ratio to kube-scheduler."""
+    kube = next((r for r in results if r.name == KUBE), None)
+    berths = [r for r in results if r.name != KUBE]
     rows: list[tuple[str, str, Any]] = [
         ("ready (caches synced), s", "{:.1f}", lambda r: r.ready_seconds),
         ("CPU to ready (user+sys), s", "{:.1f}", lambda r: r.ready_cpu_seconds),
@@ -515,14 +554,15 @@ def print_table(nodes: int, pods: int, pending: int, results: list[Result]) -> N
     ]
     if not pending:
         rows = rows[:4]  # start-up and memory only
-    print(f"\n{nodes} nodes, {pods} bound pods (loaded 2-core machine)\n")
-    print(f"| | {KUBE} | {BERTH} | berth/kube |")
-    print("|---|---|---|---|")
+    print(f"\n{nodes} nodes, {pods} bound pods (load average {loads[0]} before, {loads[1]} after)\n")
+    names = [KUBE, *(r.name for r in berths)]
+    ratios = [f"{short_name(r.name) if r.name == BASELINE else 'berth'}/kube" for r in berths]
+    print("| | " + " | ".join([*names, *ratios]) + " |")
+    print("|---" * (1 + len(names) + len(ratios)) + "|")
     for label, fmt, get in rows:
-        k = fmt.format(get(kube)) if kube else "-"
-        b = fmt.format(get(berth)) if berth else "-"
-        ratio = f"{get(berth) / get(kube):.2f}x" if kube and berth and get(kube) else "-"
-        print(f"| {label} | {k} | {b} | {ratio} |")
+        cells = [fmt.format(get(kube)) if kube else "-"] + [fmt.format(get(b)) for b in berths]
+        cells += [f"{get(b) / get(kube):.2f}x" if kube and get(kube) else "-" for b in berths]
+        print(f"| {label} | " + " | ".join(cells) + " |")
 
 
 def main() -> int:
@@ -542,6 +582,12 @@ def main() -> int:
         default=Path.home() / ".cache" / "berth" / "scale",
         help="populated etcd data",
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="DIR",
+        help="also run berth from DIR's app/ (another checkout), before this one's",
+    )
     parser.add_argument("--populate-only", action="store_true", help="populate (if needed) and stop")
     parser.add_argument("--keep-logs", metavar="DIR", help="copy the schedulers' logs here")
     args = parser.parse_args()
@@ -551,8 +597,11 @@ def main() -> int:
     if args.populate_only:
         return 0
     pycache = args.cache_dir / "pycache"
-    compile_bytecode(pycache)
+    compile_bytecode(pycache, args.baseline)
     kinds = [KUBE, BERTH] if args.only is None else [KUBE if args.only == KUBE else BERTH]
+    if args.baseline is not None and BERTH in kinds:
+        kinds.insert(kinds.index(BERTH), BASELINE)
+    before = load_averages()
     workdir = Path(tempfile.mkdtemp(prefix="berth-scale-"))
     cp = LocalControlPlane(default_bin_dir(), etcd_seed=seed, ready_timeout=300.0)
     cp.start()
@@ -560,13 +609,13 @@ def main() -> int:
     try:
         client = KubeClient.from_config(str(cp.kubeconfig), qps=QPS, burst=QPS)
         for kind in kinds:
-            results.append(measure(kind, cp, client, workdir, args.pending, pycache))
+            results.append(measure(kind, cp, client, workdir, args.pending, pycache, args.baseline))
     finally:
         cp.stop()
         if args.keep_logs:
             shutil.copytree(workdir, args.keep_logs, dirs_exist_ok=True)
         shutil.rmtree(workdir, ignore_errors=True)
-    print_table(args.nodes, args.pods, args.pending, results)
+    print_table(args.nodes, args.pods, args.pending, results, (before, load_averages()))
     return 0
 
 

@@ -33,10 +33,12 @@ __all__ = [
     "DocumentLoader",
     "HugeInt",
     "JsonSyntaxError",
+    "cut_managed_fields",
     "dismantle",
     "json_int",
     "loads_as_go",
     "loads_in_chunks",
+    "loads_without_managed_fields",
     "recursion_limit",
     "sanitize",
     "too_deep_message",
@@ -253,3 +255,57 @@ def dismantle(doc: Any, slice_size: int = 256) -> None:
             children = value.values() if isinstance(value, dict) else value
             stack.extend(item for item in children if isinstance(item, dict | list))
             value.clear()
+
+
+# --- watch events without their managedFields ---------------------------------------------------
+
+_MANAGED_FIELDS_KEY = b',"managedFields":['
+# A key that only a pod's generic ephemeral volume has: its volumeClaimTemplate is the one other
+# ObjectMeta a Pod or Node holds, whose managedFields must not be taken for the object's own.
+_NESTED_OBJECT_META_KEY = b'"ephemeral":'
+
+
+def cut_managed_fields(data: bytes) -> bytes:
+    """The JSON text ``data`` (a watch event of a Pod or a Node, as the API server writes it) with
+    its object's ``metadata.managedFields`` cut out, or ``data`` itself when that is not certain.
+
+    managedFields is about half of a pod's event, and every decoder of pods and nodes drops it
+    (kube-scheduler's informers trim it too): cut from the bytes, orjson never builds it. The API
+    server writes compact JSON in the Go structs' field order, which puts managedFields last in
+    ObjectMeta: ``...,"managedFields":[...]},"spec":...``. The cut is made only where that shape is
+    certain, by these facts of valid JSON (a quote inside a string is escaped, so an unescaped
+    quote after a comma opens a string, and text after a closing quote is never a letter):
+
+    - ``,"managedFields":[`` is a key ``managedFields`` and its array value's opening bracket;
+    - the first ``]`` after it, followed by ``},"`` and a letter, is outside any string (were it
+      inside one, that quote would close the string and be followed by a letter);
+    - with no ``[`` or ``]`` byte at all between the two brackets, the array holds no array, so that
+      ``]`` closes it; and ``}`` then closes the object it is the last key of.
+
+    The key is then some object's managedFields. In a Pod or Node the only objects with that key
+    are ObjectMeta: the object's own and a generic ephemeral volume's claim template; a document
+    with an ``"ephemeral":`` key anywhere, or a second managedFields key, is left whole. Anything
+    else (another field order, whitespace, no managedFields, nested arrays) is left whole too, and
+    decoded as before.
+    """
+    start = data.find(_MANAGED_FIELDS_KEY)
+    if start < 0:
+        return data
+    end = data.find(b"]", start)
+    after = end + 4
+    if (
+        end < 0
+        or data.find(b"[", start + len(_MANAGED_FIELDS_KEY), end) >= 0
+        or data[end + 1 : after] != b'},"'
+        or not data[after : after + 1].isalpha()
+        or data.find(_MANAGED_FIELDS_KEY, end) >= 0
+        or data.find(_NESTED_OBJECT_META_KEY) >= 0
+    ):
+        return data
+    return data[:start] + data[end + 1 :]
+
+
+def loads_without_managed_fields(data: bytes) -> Any:
+    """One watch event of a Pod or Node decoded, without its object's ``metadata.managedFields``
+    where :func:`cut_managed_fields` can cut them from the text (else with them)."""
+    return orjson.loads(cut_managed_fields(data))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
@@ -76,8 +76,12 @@ class WatchStream:
     blocked read at once, and the iteration then simply stops.
     """
 
-    def __init__(self, response: urllib3.BaseHTTPResponse) -> None:
+    def __init__(
+        self, response: urllib3.BaseHTTPResponse, loads: Callable[[bytes], Any] = orjson.loads
+    ) -> None:
+        """``loads`` decodes one event's line (orjson's, or one that cuts what the reader drops)."""
         self._response = response
+        self._loads = loads
         self._closed = False
         self._iter = self._events()
 
@@ -97,9 +101,9 @@ class WatchStream:
                 *lines, buffer = buffer.split(b"\n")
                 for line in lines:
                     if line.strip():
-                        yield orjson.loads(line)
+                        yield self._loads(line)
             if buffer.strip():
-                yield orjson.loads(buffer)
+                yield self._loads(buffer)
         except (urllib3.exceptions.HTTPError, OSError, ValueError) as err:
             if self._closed:
                 return  # closed on purpose: a read error from the shut-down socket is expected
@@ -344,8 +348,11 @@ class KubeClient:
         if not 200 <= status < 300:
             raise KubeError.from_response(status, data)
 
-    def watch(self, path: str, params: Mapping[str, str]) -> WatchStream:
-        """Open a watch on ``path`` (``watch=1`` is added) and stream its events.
+    def watch(
+        self, path: str, params: Mapping[str, str], loads: Callable[[bytes], Any] = orjson.loads
+    ) -> WatchStream:
+        """Open a watch on ``path`` (``watch=1`` is added) and stream its events, each line decoded
+        by ``loads``.
 
         A non-2xx answer to the watch request itself (410 for a too-old resourceVersion, 403, ...)
         raises :class:`KubeError`; errors during the stream arrive as ``ERROR`` events, or as a
@@ -363,7 +370,7 @@ class KubeClient:
             finally:
                 response.release_conn()
             raise KubeError.from_response(response.status, data)
-        return WatchStream(response)
+        return WatchStream(response, loads)
 
     def close(self) -> None:
         """Close the connection pools."""

@@ -209,8 +209,8 @@ def engine_informers(
     """The informers that feed an engine: nodes and pods into ``cache``, the other kinds into
     ``objects`` (skipped when None). Call :meth:`InformerSet.start` to begin listing."""
     informers = InformerSet(client, page_size=page_size, backoff=backoff, min_watch_timeout=min_watch_timeout)
-    informers.add(NODES, NodeHandler(cache), decode_node)
-    informers.add(PODS, PodHandler(cache), decode_pod)
+    informers.add(NODES, NodeHandler(cache), decode_node, without_managed_fields=True)
+    informers.add(PODS, PodHandler(cache), decode_pod, without_managed_fields=True)
     if objects is not None:
         for rtype in object_resources:
             informers.add(rtype, ObjectHandler(objects, rtype.kind))

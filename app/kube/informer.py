@@ -37,7 +37,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import orjson
+
 from app import featuregates, logs
+from app.api.decoding import loads_without_managed_fields
 from app.kube.client import KubeClient, KubeError
 
 __all__ = [
@@ -245,13 +248,20 @@ class Reflector:
         min_watch_timeout: float = MIN_WATCH_TIMEOUT,
         rng: random.Random | None = None,
         watch_list: bool | None = None,
+        without_managed_fields: bool = False,
     ) -> None:
         """``watch_list``: list with a watch-list stream first (None: as the ``WatchListClient``
-        feature gate says, on by default as in kube-scheduler v1.36)."""
+        feature gate says, on by default as in kube-scheduler v1.36). ``without_managed_fields``:
+        ``decode`` drops ``metadata.managedFields`` (the pod and node decoders), so the watch cuts
+        them from each event's text where it can, before the JSON is parsed
+        (:func:`~app.api.decoding.cut_managed_fields`)."""
         self.client = client
         self.rtype = rtype
         self.handler = handler
         self.decode: Decoder = decode or (lambda raw: raw)
+        self._loads: Callable[[bytes], Any] = (
+            loads_without_managed_fields if without_managed_fields else orjson.loads
+        )
         self.page_size = page_size
         self.backoff = backoff or Backoff(rng=rng)
         self.min_watch_timeout = min_watch_timeout
@@ -492,7 +502,7 @@ class Reflector:
         """
         store: dict[str, _Entry] = {}
         try:
-            events = self.client.watch(self.rtype.path, self._watch_list_params())
+            events = self.client.watch(self.rtype.path, self._watch_list_params(), self._loads)
         except KubeError as err:
             self._watch_list_failed(err)
             return None
@@ -607,7 +617,7 @@ class Reflector:
         if self.rtype.field_selector:
             params["fieldSelector"] = self.rtype.field_selector
         try:
-            return self.client.watch(self.rtype.path, params)
+            return self.client.watch(self.rtype.path, params, self._loads)
         except KubeError as err:
             if err.status == 410:
                 self._gone(err.message)
@@ -717,8 +727,16 @@ class InformerSet:
         self._handlers_logged = False
         self._started_at = 0.0
 
-    def add(self, rtype: ResourceType, handler: EventHandler, decode: Decoder | None = None) -> Reflector:
-        """Register a reflector for ``rtype`` (before :meth:`start`)."""
+    def add(
+        self,
+        rtype: ResourceType,
+        handler: EventHandler,
+        decode: Decoder | None = None,
+        *,
+        without_managed_fields: bool = False,
+    ) -> Reflector:
+        """Register a reflector for ``rtype`` (before :meth:`start`); ``without_managed_fields`` as
+        :class:`Reflector`'s: ``decode`` drops them."""
         if rtype.resource in self.reflectors:
             raise ValueError(f"a reflector for {rtype.resource} is already registered")
         reflector = Reflector(
@@ -730,6 +748,7 @@ class InformerSet:
             backoff=self._backoff(),
             watch_list=self.watch_list,
             min_watch_timeout=self.min_watch_timeout,
+            without_managed_fields=without_managed_fields,
         )
         self.reflectors[rtype.resource] = reflector
         return reflector

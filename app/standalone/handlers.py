@@ -311,11 +311,18 @@ def scheduler_informers(
 ) -> InformerSet:
     """Nodes, pods and the plugins' other kinds, with the handlers above."""
     informers = InformerSet(client)
-    informers.add(NODES, TimedHandler(QueueNodeHandler(engine, queue)), decode_node)
+    informers.add(
+        NODES, TimedHandler(QueueNodeHandler(engine, queue)), decode_node, without_managed_fields=True
+    )
     # An HTTP extender is sent whole pods (the one being scheduled, full preemption victims), so with
     # extenders the pods keep their whole documents; without, the slim cache keeps what berth reads.
     pod_decoder = decode_whole_pod if engine.algorithm.extenders else decode_pod
-    informers.add(PODS, TimedHandler(QueuePodHandler(engine, queue, on_deleted)), pod_decoder)
+    informers.add(
+        PODS,
+        TimedHandler(QueuePodHandler(engine, queue, on_deleted)),
+        pod_decoder,
+        without_managed_fields=True,
+    )
     for rtype in OBJECT_RESOURCES:
         if rtype in STORAGE_RESOURCES:
             informers.add(rtype, StorageHandler(objects, queue, rtype.kind), _storage_decoder(rtype))

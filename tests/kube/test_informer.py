@@ -239,11 +239,15 @@ class GoneOnce:
     def get_json(self, path: str, params: Mapping[str, str] | None = None) -> dict[str, Any]:
         return self.real.get_json(path, params)
 
-    def watch(self, path: str, params: Mapping[str, str]) -> Iterator[dict[str, Any]]:
+    def watch(
+        self, path: str, params: Mapping[str, str], loads: Callable[[bytes], Any] = orjson.loads
+    ) -> Iterator[dict[str, Any]]:
         if path != self.path or self.injected:
-            return iter(self.real.watch(path, params))
+            return iter(self.real.watch(path, params, loads))
         self.injected = True
-        initial = self.real.watch(path, params) if params.get("sendInitialEvents") == "true" else iter(())
+        initial = (
+            self.real.watch(path, params, loads) if params.get("sendInitialEvents") == "true" else iter(())
+        )
         return self._gone(initial)
 
     def _gone(self, initial: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
@@ -316,7 +320,9 @@ class FakeClient:
             raise page
         return page
 
-    def watch(self, path: str, params: Mapping[str, str]) -> Iterator[dict[str, Any]]:
+    def watch(
+        self, path: str, params: Mapping[str, str], loads: Callable[[bytes], Any] = orjson.loads
+    ) -> Iterator[dict[str, Any]]:
         self.watch_calls.append(dict(params))
         if not self.watches:
             self.idle.set()
