@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from app.config import load_config
 from app.plugins.registry import in_tree_registry
-from app.scheduler.scheduler import Engine
+from app.scheduler.scheduler import Attempt, Engine
 from app.simulate.report import record_dict
 from app.simulate.runner import explain_attempt
 from app.standalone.traces import DecisionTraces
@@ -96,6 +98,19 @@ def _engine_of(nodes: dict[str, dict[str, str]]) -> Engine:
     return e
 
 
+def _kept_and_explained(attempt: Attempt) -> tuple[DecisionTraces, dict[str, Any]]:
+    """A store holding ``attempt``, and its explanation, checked to be the attempt's own (same
+    entries in the same order)."""
+    expected = record_dict(explain_attempt(attempt, []))
+    traces = DecisionTraces()
+    traces.record(attempt, list)
+    trace = traces.explain(attempt.pod.key)
+    assert trace is not None
+    assert {k: v for k, v in trace.items() if k != "attempts"} == expected
+    assert list(trace["filter"]) == list(expected["filter"])
+    return traces, trace
+
+
 def test_a_failed_attempt_kept_grouped_explains_every_node_as_the_attempt_did() -> None:
     # Three verdicts over six nodes: too little cpu, too little memory, and both.
     e = _engine_of(
@@ -110,13 +125,7 @@ def test_a_failed_attempt_kept_grouped_explains_every_node_as_the_attempt_did() 
     )
     attempt = e.schedule_one(make_pod("p", [{"cpu": "2", "memory": "2Gi"}]))
     assert attempt.status == "Unschedulable"
-    expected = record_dict(explain_attempt(attempt, []))
-    traces = DecisionTraces()
-    traces.record(attempt, list)
-    trace = traces.explain("default/p")
-    assert trace is not None
-    assert {k: v for k, v in trace.items() if k != "attempts"} == expected
-    assert list(trace["filter"]) == list(expected["filter"])
+    traces, trace = _kept_and_explained(attempt)
     assert trace["filter"]["b1"]["reasons"] == ["Insufficient cpu", "Insufficient memory"]
     assert trace["filter"]["m2"]["reasons"] == ["Insufficient memory"]
     assert traces.node_entries_held() == 6  # one per node with a verdict
@@ -145,12 +154,6 @@ def test_the_store_forgets_the_oldest_pods_once_their_node_entries_exceed_the_bu
 
 def test_kept_scores_explain_as_the_attempt_did() -> None:
     e = _engine_of({f"n{i}": {"cpu": str(i + 1), "memory": f"{i + 1}Gi", "pods": "110"} for i in range(5)})
-    attempt = e.schedule_one(make_pod("p", [{"cpu": "500m", "memory": "256Mi"}]))
-    expected = record_dict(explain_attempt(attempt, []))
-    traces = DecisionTraces()
-    traces.record(attempt, list)
-    trace = traces.explain("default/p")
-    assert trace is not None
-    assert {k: v for k, v in trace.items() if k != "attempts"} == expected
+    traces, trace = _kept_and_explained(e.schedule_one(make_pod("p", [{"cpu": "500m", "memory": "256Mi"}])))
     assert len(trace["scores"]) == 5
     assert traces.node_entries_held() == 5  # one per scored node
