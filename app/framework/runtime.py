@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import heapq
 import time
+from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -137,6 +138,15 @@ def _fits_a_byte(column: Sequence[int]) -> bool:
     return not column or (min(column) >= 0 and max(column) <= 255)
 
 
+def _compact_totals(totals: Sequence[int]) -> Sequence[int]:
+    """``totals`` as 4-byte machine integers (a list holds a pointer and, past 256, a 28-byte int
+    object per node); an extender's unchecked total that does not fit stays a list."""
+    try:
+        return array("i", totals)
+    except OverflowError:
+        return totals
+
+
 class NodeScores(Sequence[NodeScore]):
     """The scores of one Score run: node names and weighted totals as plain lists, and the
     :class:`NodeScore` objects made only if someone indexes or iterates (explanations, the
@@ -159,14 +169,15 @@ class NodeScores(Sequence[NodeScore]):
     def compacted(self) -> NodeScores:
         """The same scores in less memory, for keeping (``berth run``'s decision traces): a
         normalized score (0 to 100, checked before a NodeScores is made) takes a byte instead of an
-        eight-byte pointer. The names and totals, one list each, are shared."""
+        eight-byte pointer, a total four bytes instead of a pointer to an int object. The names are
+        shared."""
         plugins, columns = self._columns
         # bytearray, not bytes: built from a list in half the time; nothing writes to it. An
         # extender's column (its score * weight * 10, unchecked as in kube-scheduler) may not fit a
         # byte and stays a list.
         return NodeScores(
             self.names,
-            self.totals,
+            _compact_totals(self.totals),
             (plugins, [bytearray(c) if _fits_a_byte(c) else c for c in columns]),
         )
 

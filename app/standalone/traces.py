@@ -6,7 +6,13 @@ shape of ``berth simulate -o json``) is built when someone asks, so the hot path
 it. What is kept is slimmed first: the attempt's pod without its raw object (the explanation names
 the pod; the informer holds its current object) and the scores in compact arrays. Kept as they
 came, 2000 traces held 44 MiB, mostly pods' raw objects the informer had already replaced.
-The store is bounded (least recently scheduled pods are forgotten first).
+
+A failed attempt's per-node statuses are kept grouped: one Status per distinct verdict and a byte per
+node naming it (at 5,000 nodes a trace of "Insufficient cpu" everywhere was 820 KB as the attempt left
+it, a Status and a reasons list per node in a dict; 45 KB grouped). The store is bounded twice: by
+pods (:data:`DEFAULT_CAPACITY`) and by the node entries the kept traces hold (:data:`DEFAULT_NODE_ENTRIES`,
+scored or filtered nodes), so its memory stays bounded however large the cluster; least recently
+scheduled pods are forgotten first.
 """
 
 from __future__ import annotations
@@ -15,27 +21,68 @@ import dataclasses
 import itertools
 import threading
 import time
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from app.framework.runtime import NodeScores
+from app.framework.status import NodeToStatus, Status
 from app.scheduler.scheduler import Attempt
 from app.simulate.report import record_dict
 from app.simulate.runner import explain_attempt
 
-__all__ = ["DEFAULT_CAPACITY", "DecisionTraces"]
+__all__ = ["DEFAULT_CAPACITY", "DEFAULT_NODE_ENTRIES", "DecisionTraces"]
 
 DEFAULT_CAPACITY = 5000
+"""Pods whose last attempt is kept at most."""
+
+DEFAULT_NODE_ENTRIES = 500_000
+"""Node entries (scored nodes plus nodes with a filter verdict) the kept traces hold at most, about
+10 to 20 bytes each: 1,000 pods scored on 500 nodes each, or 100 pods failed on 5,000 nodes."""
+
+
+class _GroupedStatuses:
+    """A NodeToStatus's per-node statuses as the node names in order, one Status per distinct
+    verdict (code, plugin, reasons), and the index of each node's verdict: what a dict of a Status
+    per node explains, in a byte or two per node."""
+
+    __slots__ = ("indexes", "names", "verdicts")
+
+    def __init__(self, statuses: dict[str, Status]) -> None:
+        verdicts: list[Status] = []
+        seen: dict[tuple[object, str, tuple[str, ...]], int] = {}
+        indexes: list[int] = []
+        for status in statuses.values():
+            key = (status.code, status.plugin, tuple(status.reasons))
+            index = seen.get(key)
+            if index is None:
+                index = seen[key] = len(verdicts)
+                verdicts.append(status)
+            indexes.append(index)
+        self.names = tuple(statuses)
+        self.verdicts = tuple(verdicts)
+        self.indexes = bytes(indexes) if len(verdicts) <= 256 else array("I", indexes)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def expand(self) -> dict[str, Status]:
+        """The statuses per node, in the original order."""
+        verdicts = self.verdicts
+        return {name: verdicts[i] for name, i in zip(self.names, self.indexes, strict=True)}
 
 
 class DecisionTraces:
     """Thread-safe ``namespace/name -> last Attempt`` with the node names it needs to be explained."""
 
-    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+    def __init__(self, capacity: int = DEFAULT_CAPACITY, node_entries: int = DEFAULT_NODE_ENTRIES) -> None:
         self.capacity = capacity
+        self.node_entries = node_entries
         self._lock = threading.Lock()
-        self._attempts: OrderedDict[str, tuple[Attempt, Sequence[str], int, float]] = OrderedDict()
+        # pod key -> (slim attempt, node names, attempts, time, grouped statuses, node entries held)
+        self._attempts: OrderedDict[str, _Trace] = OrderedDict()
+        self._entries = 0  # node entries held by the kept traces
 
     def record(self, attempt: Attempt, node_names: Callable[[], Sequence[str]], attempts: int = 1) -> None:
         """Remember ``attempt`` as its pod's latest; ``attempts`` is the pod's attempt count so far.
@@ -49,16 +96,39 @@ class DecisionTraces:
             names = node_names()
         key = attempt.pod.key
         slim = _slim(attempt)
+        grouped = _GroupedStatuses(statuses)
+        result = slim.result
+        held = len(grouped) + len(names) + (len(result.scores) if result is not None else 0)
+        trace = (slim, names, attempts, time.time(), grouped, held)
         with self._lock:
-            self._attempts[key] = (slim, names, attempts, time.time())
-            self._attempts.move_to_end(key)
-            while len(self._attempts) > self.capacity:
-                self._attempts.popitem(last=False)
+            previous = self._attempts.pop(key, None)
+            if previous is not None:
+                self._entries -= previous[5]
+            self._attempts[key] = trace
+            self._entries += held
+            # The newest trace stays even when it alone holds more entries than the budget.
+            while len(self._attempts) > self.capacity or (
+                self._entries > self.node_entries and len(self._attempts) > 1
+            ):
+                _, dropped = self._attempts.popitem(last=False)
+                self._entries -= dropped[5]
 
     def forget(self, key: str) -> None:
         """Drop the trace of a deleted pod."""
         with self._lock:
-            self._attempts.pop(key, None)
+            dropped = self._attempts.pop(key, None)
+            if dropped is not None:
+                self._entries -= dropped[5]
+
+    def __len__(self) -> int:
+        """How many pods' traces are kept."""
+        with self._lock:
+            return len(self._attempts)
+
+    def node_entries_held(self) -> int:
+        """The node entries (scored nodes, nodes with a verdict, listed names) the kept traces hold."""
+        with self._lock:
+            return self._entries
 
     def explain(self, key: str) -> dict[str, Any] | None:
         """The trace of pod ``namespace/name``, or None if it was never attempted (or forgotten)."""
@@ -66,7 +136,11 @@ class DecisionTraces:
             entry = self._attempts.get(key)
         if entry is None:
             return None
-        attempt, names, attempts, _ = entry
+        slim, names, attempts, _, grouped, _ = entry
+        node_to_status = NodeToStatus(grouped.expand(), slim.diagnosis.node_to_status.absent)
+        attempt = dataclasses.replace(
+            slim, diagnosis=dataclasses.replace(slim.diagnosis, node_to_status=node_to_status)
+        )
         trace = record_dict(explain_attempt(attempt, names))
         trace["nominatedNode"] = attempt.nominated_node
         trace["attempts"] = attempts
@@ -92,15 +166,22 @@ class DecisionTraces:
                 "attempts": attempts,
                 "time": at,
             }
-            for key, (attempt, _, attempts, at) in newest
+            for key, (attempt, _, attempts, at, _, _) in newest
         ]
+
+
+_Trace = tuple[Attempt, Sequence[str], int, float, _GroupedStatuses, int]
 
 
 def _slim(attempt: Attempt) -> Attempt:
     """``attempt`` with what its explanation reads: the pod without its raw object, no assumed copy,
-    the scores compacted."""
+    the scores compacted, and no per-node statuses (kept grouped beside it)."""
     result = attempt.result
     if result is not None and isinstance(result.scores, NodeScores):
         result = dataclasses.replace(result, scores=result.scores.compacted())
     pod = dataclasses.replace(attempt.pod, raw={})
-    return dataclasses.replace(attempt, pod=pod, assumed=None, result=result)
+    diagnosis = attempt.diagnosis
+    diagnosis = dataclasses.replace(
+        diagnosis, node_to_status=NodeToStatus({}, diagnosis.node_to_status.absent)
+    )
+    return dataclasses.replace(attempt, pod=pod, assumed=None, result=result, diagnosis=diagnosis)

@@ -1227,3 +1227,16 @@ def test_best_scores_are_the_highest_totals_detached_from_the_run() -> None:
     assert [(s.name, s.total) for s in best] == [("b", 90), ("d", 90), ("c", 60)]
     fit[3] = 0  # the run's columns may go (or be reused): the kept scores are their own
     assert best[1].plugin_scores == {"Fit": 50, "Spread": 40}
+
+
+def test_compacted_scores_read_as_the_originals() -> None:
+    fit, spread = [10, 40, 20, 50], [20, 50, 40, 40]
+    scores = NodeScores(["a", "b", "c", "d"], [300, 900, 600, 900], (["Fit", "Spread"], [fit, spread]))
+    compact = scores.compacted()
+    assert list(compact) == list(scores)
+    assert [s.total for s in compact] == [300, 900, 600, 900]
+    assert compact.best(2) == scores.best(2)
+    # An extender's unchecked weighted total past 32 bits is kept as it is.
+    huge = NodeScores(["a", "b"], [2**40, -(2**40)], (["Ext"], [[2**40, -(2**40)]]))
+    assert [s.total for s in huge.compacted()] == [2**40, -(2**40)]
+    assert [s.plugin_scores for s in huge.compacted()] == [{"Ext": 2**40}, {"Ext": -(2**40)}]

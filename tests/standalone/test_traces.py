@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from app.config import load_config
 from app.plugins.registry import in_tree_registry
-from app.scheduler.scheduler import Engine
+from app.scheduler.scheduler import Attempt, Engine
 from app.simulate.report import record_dict
 from app.simulate.runner import explain_attempt
 from app.standalone.traces import DecisionTraces
@@ -64,7 +66,7 @@ def test_a_kept_trace_explains_as_the_attempt_without_holding_its_raw_pod() -> N
     trace = traces.explain("default/p")
     assert trace is not None
     assert {k: v for k, v in trace.items() if k != "attempts"} == expected
-    kept, _, _, _ = traces._attempts["default/p"]
+    kept = traces._attempts["default/p"][0]
     assert kept.pod.raw == {} and pod.raw  # the informer's copy is the pod's object; the trace names it
     assert kept.assumed is None
 
@@ -86,3 +88,72 @@ def test_recent_lists_the_latest_outcomes_newest_first_without_explaining() -> N
     assert [d["pod"] for d in traces.recent(1)] == ["default/p4"]
     assert [d["pod"] for d in traces.recent(10, since=recent[1]["time"])] == ["default/p4"]
     assert traces.recent(10, since=recent[0]["time"]) == []
+
+
+def _engine_of(nodes: dict[str, dict[str, str]]) -> Engine:
+    registry = in_tree_registry()
+    e = Engine(load_config(None, registry), registry, seed=1)
+    for name, allocatable in nodes.items():
+        e.cache.add_node(make_node(name, allocatable))
+    return e
+
+
+def _kept_and_explained(attempt: Attempt) -> tuple[DecisionTraces, dict[str, Any]]:
+    """A store holding ``attempt``, and its explanation, checked to be the attempt's own (same
+    entries in the same order)."""
+    expected = record_dict(explain_attempt(attempt, []))
+    traces = DecisionTraces()
+    traces.record(attempt, list)
+    trace = traces.explain(attempt.pod.key)
+    assert trace is not None
+    assert {k: v for k, v in trace.items() if k != "attempts"} == expected
+    assert list(trace["filter"]) == list(expected["filter"])
+    return traces, trace
+
+
+def test_a_failed_attempt_kept_grouped_explains_every_node_as_the_attempt_did() -> None:
+    # Three verdicts over six nodes: too little cpu, too little memory, and both.
+    e = _engine_of(
+        {
+            "c1": {"cpu": "1", "memory": "8Gi", "pods": "110"},
+            "m1": {"cpu": "8", "memory": "1Gi", "pods": "110"},
+            "c2": {"cpu": "1", "memory": "8Gi", "pods": "110"},
+            "b1": {"cpu": "1", "memory": "1Gi", "pods": "110"},
+            "m2": {"cpu": "8", "memory": "1Gi", "pods": "110"},
+            "c3": {"cpu": "1", "memory": "8Gi", "pods": "110"},
+        }
+    )
+    attempt = e.schedule_one(make_pod("p", [{"cpu": "2", "memory": "2Gi"}]))
+    assert attempt.status == "Unschedulable"
+    traces, trace = _kept_and_explained(attempt)
+    assert trace["filter"]["b1"]["reasons"] == ["Insufficient cpu", "Insufficient memory"]
+    assert trace["filter"]["m2"]["reasons"] == ["Insufficient memory"]
+    assert traces.node_entries_held() == 6  # one per node with a verdict
+
+
+def test_the_store_forgets_the_oldest_pods_once_their_node_entries_exceed_the_budget() -> None:
+    e = _engine_of({f"n{i}": {"cpu": "1", "pods": "110"} for i in range(4)})
+    # Each failed attempt holds 4 node entries (a verdict per node): a budget of 10 keeps two.
+    traces = DecisionTraces(node_entries=10)
+    for name in ("p1", "p2", "p3"):
+        traces.record(e.schedule_one(make_pod(name, [{"cpu": "2"}])), list)
+    assert traces.explain("default/p1") is None
+    assert traces.explain("default/p2") is not None and traces.explain("default/p3") is not None
+    assert len(traces) == 2 and traces.node_entries_held() == 8
+    # A pod's new attempt replaces its old one's entries rather than adding to them.
+    traces.record(e.schedule_one(make_pod("p3", [{"cpu": "2"}])), list)
+    assert len(traces) == 2 and traces.node_entries_held() == 8
+    traces.forget("default/p2")
+    assert len(traces) == 1 and traces.node_entries_held() == 4
+    # A trace larger than the whole budget is still kept: the newest pod is always explained.
+    small = DecisionTraces(node_entries=2)
+    small.record(e.schedule_one(make_pod("big", [{"cpu": "2"}])), list)
+    small.record(e.schedule_one(make_pod("bigger", [{"cpu": "2"}])), list)
+    assert len(small) == 1 and small.explain("default/bigger") is not None
+
+
+def test_kept_scores_explain_as_the_attempt_did() -> None:
+    e = _engine_of({f"n{i}": {"cpu": str(i + 1), "memory": f"{i + 1}Gi", "pods": "110"} for i in range(5)})
+    traces, trace = _kept_and_explained(e.schedule_one(make_pod("p", [{"cpu": "500m", "memory": "256Mi"}])))
+    assert len(trace["scores"]) == 5
+    assert traces.node_entries_held() == 5  # one per scored node
