@@ -22,6 +22,12 @@ meanwhile. kube-scheduler (Go) has no such pause. The policy:
   pause the defaults gave with the freezing above (0.19 s wall for generation 1, 0.61 s wall for a
   full pass on a machine at load 15-20). Small, frequent young collections keep every pause short;
   the freezing keeps the full passes from growing with the cache.
+- **returning freed memory**: glibc's malloc keeps the pages of freed blocks (the watch streams'
+  buffers, a cycle's transient lists, most of them allocated by other threads than the main one, so
+  in per-thread arenas) for reuse and returns little to the system on its own; :func:`compact_if_due`
+  calls ``malloc_trim(0)`` every :data:`TRIM_INTERVAL` seconds once the policy is installed. On
+  PreemptionBasic/1000Nodes it brought the RSS after the burst from about 270 to 231 MiB (a thread
+  arena from 40 to 15 MiB) and the peak from 265-273 to 253 MiB. Not on glibc: nothing to call.
 - **observed**: every collection is timed from :data:`gc.callbacks`, in wall time (the pause the
   scheduling loop sees) and in the thread's CPU time (what the collector cost; on a loaded machine
   the wall time also counts the seconds the process was not running); :func:`stats` gives the
@@ -31,6 +37,8 @@ meanwhile. kube-scheduler (Go) has no such pause. The policy:
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gc
 import threading
 import time
@@ -39,7 +47,17 @@ from typing import Any
 
 from app import logs
 
-__all__ = ["THRESHOLDS", "GcStats", "compact", "compact_if_due", "install", "stats", "uninstall"]
+__all__ = [
+    "THRESHOLDS",
+    "TRIM_INTERVAL",
+    "GcStats",
+    "compact",
+    "compact_if_due",
+    "install",
+    "stats",
+    "trim_if_due",
+    "uninstall",
+]
 
 THRESHOLDS = (700, 10, 10)
 """``gc.set_threshold``'s values under this policy (generation 0, 1, 2)."""
@@ -84,6 +102,22 @@ _compacted_at = 0.0
 
 COMPACTION_MIN_INTERVAL = 300.0
 """Seconds between two compactions at least, however fast the heap grows."""
+
+TRIM_INTERVAL = 2.0
+"""Seconds between two ``malloc_trim`` calls at least (each takes a few milliseconds)."""
+
+
+def _find_malloc_trim() -> Any:
+    """glibc's ``malloc_trim``, or None where the C library has none (musl, macOS)."""
+    library = ctypes.util.find_library("c")
+    try:
+        return getattr(ctypes.CDLL(library), "malloc_trim", None) if library else None
+    except OSError:
+        return None
+
+
+_malloc_trim = _find_malloc_trim()
+_trimmed_at = 0.0
 
 
 def _on_collection(phase: str, info: dict[str, int]) -> None:
@@ -154,9 +188,22 @@ def compact() -> None:
         _compacted_at = time.monotonic()
 
 
+def trim_if_due(now: float | None = None) -> bool:
+    """Return the C heap's free pages to the system (``malloc_trim(0)``) when the policy is installed,
+    the C library has it, and the last trim was :data:`TRIM_INTERVAL` seconds ago; whether it ran."""
+    global _trimmed_at
+    now = time.monotonic() if now is None else now
+    if not _installed or _malloc_trim is None or now - _trimmed_at < TRIM_INTERVAL:
+        return False
+    _malloc_trim(0)
+    _trimmed_at = now
+    return True
+
+
 def compact_if_due() -> bool:
-    """:func:`compact` when the frozen population has doubled since the last compaction, which was
-    at least :data:`COMPACTION_MIN_INTERVAL` ago; whether it ran."""
+    """:func:`trim_if_due`, then :func:`compact` when the frozen population has doubled since the
+    last compaction, which was at least :data:`COMPACTION_MIN_INTERVAL` ago; whether it compacted."""
+    trim_if_due()
     if not _installed or time.monotonic() - _compacted_at < COMPACTION_MIN_INTERVAL:
         return False
     if gc.get_freeze_count() < 2 * _frozen_at_compaction:

@@ -75,3 +75,17 @@ def test_uninstall_restores_the_defaults() -> None:
     assert gc.get_threshold() == defaults
     assert gc.get_freeze_count() == 0
     assert gcpolicy.stats().summary()["frozen"] == 0
+
+
+def test_freed_c_heap_pages_are_returned_at_most_once_per_interval(policy: None) -> None:
+    if gcpolicy._malloc_trim is None:
+        pytest.skip("the C library has no malloc_trim (not glibc)")
+    start = gcpolicy._trimmed_at + gcpolicy.TRIM_INTERVAL + 1.0
+    assert gcpolicy.trim_if_due(start)
+    assert not gcpolicy.trim_if_due(start + gcpolicy.TRIM_INTERVAL / 2)  # too soon
+    assert gcpolicy.trim_if_due(start + gcpolicy.TRIM_INTERVAL)
+
+
+def test_nothing_is_trimmed_without_the_policy() -> None:
+    gcpolicy.uninstall()
+    assert not gcpolicy.trim_if_due(gcpolicy._trimmed_at + 10 * gcpolicy.TRIM_INTERVAL)
