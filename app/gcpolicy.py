@@ -27,7 +27,8 @@ meanwhile. kube-scheduler (Go) has no such pause. The policy:
   in per-thread arenas) for reuse and returns little to the system on its own; :func:`compact_if_due`
   calls ``malloc_trim(0)`` every :data:`TRIM_INTERVAL` seconds once the policy is installed. On
   PreemptionBasic/1000Nodes it brought the RSS after the burst from about 270 to 231 MiB (a thread
-  arena from 40 to 15 MiB) and the peak from 265-273 to 253 MiB. Not on glibc: nothing to call.
+  arena from 40 to 15 MiB); the peak, during the burst, hardly moves (253 and 264 against 265-273).
+  Not on glibc: nothing to call.
 - **observed**: every collection is timed from :data:`gc.callbacks`, in wall time (the pause the
   scheduling loop sees) and in the thread's CPU time (what the collector cost; on a loaded machine
   the wall time also counts the seconds the process was not running); :func:`stats` gives the
