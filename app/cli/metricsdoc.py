@@ -31,6 +31,11 @@ are absent: berth scores every pod afresh and has no batch cache. kube-scheduler
 extender-specific family; an extender's work shows in `scheduler_goroutines` (kube's
 `prioritizing_extender` operation) and the cycle's durations.
 
+Where berth keeps a kube-scheduler quirk: `scheduler_preemption_goroutines_execution_total` and
+`scheduler_preemption_goroutines_duration_seconds` are always `result="success"`, with a duration
+of about zero, even when an eviction failed: kube's goroutine defers both calls with the label and
+the duration as arguments, which Go evaluates when the defer statement runs.
+
 `rest_client_*` count berth's own API requests (watches excluded): `requests_total{code,host,method}`,
 `request_duration_seconds`, `rate_limiter_duration_seconds` (the client-side token bucket's wait),
 `request_size_bytes`, `response_size_bytes`. client-go's transport-cache, retry and exec-plugin

@@ -431,3 +431,35 @@ def test_a_failed_synchronous_eviction_is_the_post_filter_error(sync_preemption:
     )
     assert attempt.nominated_node is None
     assert e.cache.get_pod("uid-default-low") is not None
+
+
+def _goroutine_samples() -> dict[tuple[str, str], float]:
+    return {
+        (s.name, s.labels.get("result", "")): s.value
+        for family in (metrics.PREEMPTION_GOROUTINES_EXECUTION, metrics.PREEMPTION_GOROUTINES_DURATION)
+        for m in family.collect()
+        for s in m.samples
+        if s.name.endswith(("_total", "_count", "_sum"))
+    }
+
+
+def test_a_failed_async_eviction_is_counted_as_kube_scheduler_counts_it() -> None:
+    """kube-scheduler's goroutine defers its metric calls with the result label and the duration as
+    arguments, which Go evaluates at the defer: every run is a "success" of about no time, even one
+    whose eviction failed (as here). The failure is only logged, and the preemptor is nominated."""
+    registry = in_tree_registry()
+    e = Engine(load_config(None, registry), registry, objects=ClusterObjects(), seed=1)
+    e.cluster_actions = _FailingEviction(e.cache, e.nominator)
+    e.cache.add_node(node("n1", cpu="2"))
+    e.cache.add_pod(pod("low", "2", LOW, "n1"))
+    before = _goroutine_samples()
+    attempt = e.schedule_one(pod("p", "2", HIGH))
+    after = _goroutine_samples()
+    assert attempt.status == "Unschedulable" and attempt.nominated_node == "n1"
+    changed = {k: after[k] - before.get(k, 0.0) for k in after if after[k] != before.get(k, 0.0)}
+    runs = "scheduler_preemption_goroutines_execution_total"
+    observed = "scheduler_preemption_goroutines_duration_seconds_count"
+    assert changed.keys() >= {(runs, "success"), (observed, "success")}
+    assert changed[runs, "success"] == 1 and changed[observed, "success"] == 1
+    assert not [k for k in changed if k[1] == "error"]
+    assert changed.get(("scheduler_preemption_goroutines_duration_seconds_sum", "success"), 0.0) < 0.001
