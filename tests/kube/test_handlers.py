@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 import pytest
 
+from app.api.decoding import cut_managed_fields
 from app.api.objects import Pod, parse_node, parse_pod
 from app.api.resources import pod_limits
 from app.backend.cache.cache import Cache
@@ -234,9 +235,8 @@ def kc(control_plane: LocalControlPlane) -> Iterator[KubeClient]:
         client.close()
 
 
-@pytest.mark.kube
-def test_a_pod_listed_from_the_api_server_is_cached_slim(kc: KubeClient) -> None:
-    namespace = f"slim-{uuid.uuid4().hex[:8]}"
+def create_realistic_pod(kc: KubeClient, namespace: str) -> dict[str, Any]:
+    """``realistic_pod`` created in a new ``namespace`` (the API server adds its managedFields)."""
     status, data = kc.request("POST", "/api/v1/namespaces", body={"metadata": {"name": namespace}})
     assert status == 201, data
     body = realistic_pod()
@@ -247,8 +247,45 @@ def test_a_pod_listed_from_the_api_server_is_cached_slim(kc: KubeClient) -> None
     body["spec"]["nodeName"] = f"absent-node-{uuid.uuid4().hex[:6]}"
     status, data = kc.request("POST", f"/api/v1/namespaces/{namespace}/pods", body=body)
     assert status == 201, data
-    created = orjson.loads(data)
+    created: dict[str, Any] = orjson.loads(data)
     assert created["metadata"]["managedFields"], "the API server records who created the pod"
+    return created
+
+
+@pytest.mark.kube
+def test_the_api_servers_watch_events_have_their_managed_fields_cut_from_the_text(kc: KubeClient) -> None:
+    """The cut's premise (compact JSON, managedFields last in metadata) holds for v1.36.3's API server."""
+    namespace = f"cut-{uuid.uuid4().hex[:8]}"
+    created = create_realistic_pod(kc, namespace)
+    lines: list[bytes] = []
+
+    def keep(line: bytes) -> Any:
+        lines.append(line)
+        return orjson.loads(line)
+
+    try:
+        params = {
+            "sendInitialEvents": "true",
+            "resourceVersionMatch": "NotOlderThan",
+            "allowWatchBookmarks": "true",
+        }
+        stream = kc.watch(f"/api/v1/namespaces/{namespace}/pods", {**params, "timeoutSeconds": "5"}, keep)
+        added = next(iter(stream))
+        stream.close()
+        assert added["object"]["metadata"]["uid"] == created["metadata"]["uid"]
+        cut = cut_managed_fields(lines[0])
+        assert len(cut) < len(lines[0])
+        whole = orjson.loads(lines[0])
+        del whole["object"]["metadata"]["managedFields"]
+        assert orjson.loads(cut) == whole
+    finally:
+        kc.request("DELETE", f"/api/v1/namespaces/{namespace}")
+
+
+@pytest.mark.kube
+def test_a_pod_listed_from_the_api_server_is_cached_slim(kc: KubeClient) -> None:
+    namespace = f"slim-{uuid.uuid4().hex[:8]}"
+    created = create_realistic_pod(kc, namespace)
     cache = Cache()
     informers = engine_informers(kc, cache, None, page_size=2)
     informers.start()
