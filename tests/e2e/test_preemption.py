@@ -19,6 +19,7 @@ see the transient states (DisruptionTarget, nominatedNodeName) a poll could miss
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import threading
@@ -311,18 +312,19 @@ def priorities(kube_client: client.ApiClient) -> Iterator[Priorities]:
             api.delete_priority_class(name)
 
 
-@pytest.fixture(scope="module")
-def berth_run(control_plane: LocalControlPlane, e2e_dir: Path) -> Iterator[BerthScheduler]:
-    """One ``berth run`` for the module (no leader election), ready (informers synced)."""
-    proc = BerthScheduler(
+@contextlib.contextmanager
+def ready_berth_run(
+    control_plane: LocalControlPlane, e2e_dir: Path, name: str, **options: Any
+) -> Iterator[BerthScheduler]:
+    """A ``berth run`` without leader election, ready (informers synced), stopped on exit."""
+    proc = BerthScheduler.on(
+        control_plane,
         e2e_dir,
-        control_plane.kubeconfig,
-        name="berth-run-preemption",
         namespace="default",
         lease_name="unused",
+        name=name,
         leader_elect=False,
-        client_ca=control_plane.ca_file,
-        client_cert=(control_plane.client_cert, control_plane.client_key),
+        **options,
     )
     try:
         proc.start()
@@ -330,6 +332,13 @@ def berth_run(control_plane: LocalControlPlane, e2e_dir: Path) -> Iterator[Berth
         yield proc
     finally:
         proc.stop()
+
+
+@pytest.fixture(scope="module")
+def berth_run(control_plane: LocalControlPlane, e2e_dir: Path) -> Iterator[BerthScheduler]:
+    """One ``berth run`` for the module."""
+    with ready_berth_run(control_plane, e2e_dir, "berth-run-preemption") as proc:
+        yield proc
 
 
 @pytest.fixture(scope="module")
@@ -631,24 +640,14 @@ SYNC_SCHEDULER = "berth-sync-preemption"
 def berth_run_sync(control_plane: LocalControlPlane, e2e_dir: Path) -> Iterator[BerthScheduler]:
     """A ``berth run`` with ``--feature-gates=SchedulerAsyncPreemption=false`` and its own
     schedulerName, so that it runs beside the module's other ``berth run``."""
-    proc = BerthScheduler(
+    with ready_berth_run(
+        control_plane,
         e2e_dir,
-        control_plane.kubeconfig,
-        name="berth-run-sync-preemption",
-        namespace="default",
-        lease_name="unused",
-        leader_elect=False,
-        client_ca=control_plane.ca_file,
-        client_cert=(control_plane.client_cert, control_plane.client_key),
+        "berth-run-sync-preemption",
         scheduler_name=SYNC_SCHEDULER,
         extra_args=("--feature-gates=SchedulerAsyncPreemption=false",),
-    )
-    try:
-        proc.start()
-        proc.wait_ready(f"{proc.base}/readyz", insecure_context())
+    ) as proc:
         yield proc
-    finally:
-        proc.stop()
 
 
 def test_synchronous_preemption_evicts_then_binds_the_preemptor(
