@@ -30,6 +30,14 @@ class _ImageState:
     nodes: set[str]
 
 
+def _pod_info(pod: Pod, like: PodInfo | None) -> PodInfo:
+    """``pod``'s PodInfo, its requests copied from ``like`` when :func:`same_request_spec` says they
+    are equal (another pod parsed from the same template, or an earlier version of the pod)."""
+    if like is not None and same_request_spec(like.pod, pod):
+        return PodInfo.like(pod, like)
+    return PodInfo(pod)
+
+
 class Cache:
     """Nodes and pods, thread-safe. Pods are keyed by UID."""
 
@@ -42,7 +50,10 @@ class Cache:
         self._images: dict[str, _ImageState] = {}
         # The last assumed pod's PodInfo: the next pod with the very same spec objects (berth
         # capacity's copies of one template) takes its requests instead of summing quantities.
+        # The last pods assumed and added: the next one is most often a copy of the same template,
+        # whose requests are then known without summing them (_pod_info).
         self._last_assumed: PodInfo | None = None
+        self._last_added: PodInfo | None = None
 
     def sizes(self) -> tuple[int, int, int]:
         """``(nodes, pods, assumed pods)``: what ``scheduler_cache_size{type}`` reports."""
@@ -135,13 +146,7 @@ class Cache:
         with self._lock:
             if pod.uid in self._pods:
                 raise CacheError(f"pod {pod.key} is in the cache, so can't be assumed")
-            last = self._last_assumed
-            pod_info = (
-                PodInfo.like(pod, last)
-                if last is not None and same_request_spec(last.pod, pod)
-                else PodInfo(pod)
-            )
-            self._last_assumed = pod_info
+            pod_info = self._last_assumed = _pod_info(pod, self._last_assumed)
             self._add_pod(pod_info, assumed=True)
             return pod_info
 
@@ -178,7 +183,8 @@ class Cache:
                     same = same_request_spec(assumed.pod, pod)
                     self._add_pod(PodInfo.like(pod, assumed) if same else PodInfo(pod), assumed=False)
                 return
-            self._add_pod(PodInfo(pod), assumed=False)
+            pod_info = self._last_added = _pod_info(pod, self._last_added)
+            self._add_pod(pod_info, assumed=False)
 
     def update_pod(self, old: Pod | None, new: Pod) -> None:
         """Replace a known pod."""
@@ -186,7 +192,7 @@ class Cache:
             state = self._pods.get(new.uid)
             if state is not None:
                 self._remove_pod(state.pod_info.pod)
-            self._add_pod(PodInfo(new), assumed=False)
+            self._add_pod(_pod_info(new, state.pod_info if state is not None else None), assumed=False)
 
     def remove_pod(self, pod: Pod) -> None:
         """Remove a pod by UID."""
