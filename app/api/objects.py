@@ -102,7 +102,13 @@ def get_str_map(obj: Raw, key: str, path: str) -> dict[str, str]:
     and nodes, and each decoded document would otherwise hold its own copies.
     """
     value = get_map(obj, key, path)
-    out: dict[str, str] = {}
+    if not value:
+        return {}
+    out = {intern(k): intern(v) for k, v in value.items() if type(v) is str}
+    if len(out) == len(value):
+        return out
+    # A value that is not a plain string: checked one by one, for the error naming it.
+    out = {}
     for k, v in value.items():
         if not isinstance(v, str):
             raise FieldError(f"{_join(path, key)}.{k}", f"expected a string, got {json_type_name(v)}")
