@@ -33,7 +33,7 @@ def synthetic_events(count: int) -> list[bytes]:
     import orjson
     from scale import namespace_of, pod_body
 
-    lines = []
+    lines: list[tuple[str, str, bytes]] = []
     for i in range(count):
         pod = pod_body(i, f"node-{i % 5000:05d}")
         meta = pod["metadata"]
@@ -64,8 +64,9 @@ def synthetic_events(count: int) -> list[bytes]:
         for container in spec["containers"]:
             container.update(terminationMessagePath="/dev/termination-log", imagePullPolicy="IfNotPresent")
         pod["status"] = {"phase": "Pending", "qosClass": "Burstable"}
-        lines.append(orjson.dumps({"type": "ADDED", "object": pod}))
-    return lines
+        lines.append((meta["namespace"], meta["name"], orjson.dumps({"type": "ADDED", "object": pod})))
+    # In the order the API server's watch cache streams them: by namespace and name.
+    return [line for _, _, line in sorted(lines)]
 
 
 def measure(lines: list[bytes]) -> dict[str, float]:

@@ -134,6 +134,11 @@ def test_the_cache_counts_template_copies_as_pods_parsed_alone() -> None:
     for i in range(3):
         shared.add_pod(parse_pod(template_pod(f"web-{i}"), "Pod"))
         alone.add_pod(parsed_alone(template_pod(f"web-{i}")))
+        # Copies of another template in between.
+        other = _changed("limits")
+        other["metadata"]["uid"] = f"uid-other-{i}"
+        shared.add_pod(parse_pod(copy.deepcopy(other), "Pod"))
+        alone.add_pod(parsed_alone(other))
     changed = parse_pod(_changed("requests"), "Pod")
     shared.add_pod(changed)
     alone.add_pod(parsed_alone(_changed("requests")))
@@ -146,7 +151,7 @@ def test_the_cache_counts_template_copies_as_pods_parsed_alone() -> None:
         snapshots.append(snapshot.get("node-1"))
     got, want = snapshots
     assert got is not None and want is not None
-    # 3 x 100m + 200m (the changed copy), and 128Mi + 64Mi of memory each (requests from limits).
-    assert got.requested == want.requested == Resource(500, 4 * 192 * 2**20)
+    # 6 x 100m + 200m (the changed copy), and 128Mi + 64Mi (65Mi) of memory each (requests from limits).
+    assert got.requested == want.requested == Resource(800, 4 * 192 * 2**20 + 3 * 193 * 2**20)
     assert got.non_zero_requested == want.non_zero_requested
     assert [(p.non0_cpu, p.non0_mem) for p in got.pods] == [(p.non0_cpu, p.non0_mem) for p in want.pods]

@@ -30,12 +30,8 @@ class _ImageState:
     nodes: set[str]
 
 
-def _pod_info(pod: Pod, like: PodInfo | None) -> PodInfo:
-    """``pod``'s PodInfo, its requests copied from ``like`` when :func:`same_request_spec` says they
-    are equal (another pod parsed from the same template, or an earlier version of the pod)."""
-    if like is not None and same_request_spec(like.pod, pod):
-        return PodInfo.like(pod, like)
-    return PodInfo(pod)
+#: How many request specs (:func:`same_request_spec`'s parts) the cache remembers a PodInfo of.
+_REQUEST_SPECS_LIMIT = 256
 
 
 class Cache:
@@ -50,10 +46,9 @@ class Cache:
         self._images: dict[str, _ImageState] = {}
         # The last assumed pod's PodInfo: the next pod with the very same spec objects (berth
         # capacity's copies of one template) takes its requests instead of summing quantities.
-        # The last pods assumed and added: the next one is most often a copy of the same template,
-        # whose requests are then known without summing them (_pod_info).
-        self._last_assumed: PodInfo | None = None
-        self._last_added: PodInfo | None = None
+        # A PodInfo of each recent request spec: pods parsed from one template share their
+        # containers (app.api.objects), so their requests are known without summing them again.
+        self._by_request_spec: dict[tuple[int, int, int, int], PodInfo] = {}
 
     def sizes(self) -> tuple[int, int, int]:
         """``(nodes, pods, assumed pods)``: what ``scheduler_cache_size{type}`` reports."""
@@ -121,6 +116,20 @@ class Cache:
 
     # --- pods --------------------------------------------------------------------------
 
+    def _pod_info(self, pod: Pod) -> PodInfo:
+        """``pod``'s PodInfo, its requests copied from a pod with the same request spec (parsed from
+        the same template, or an earlier version of the pod) when the cache has seen one lately."""
+        key = (id(pod.containers), id(pod.init_containers), id(pod.pod_requests), id(pod.overhead))
+        known = self._by_request_spec.get(key)
+        # The remembered pod holds its parts, so their ids are not reused while it is remembered.
+        if known is not None and same_request_spec(known.pod, pod):
+            return PodInfo.like(pod, known)
+        pod_info = PodInfo(pod)
+        if len(self._by_request_spec) >= _REQUEST_SPECS_LIMIT:
+            self._by_request_spec.clear()  # a bound, not an eviction policy
+        self._by_request_spec[key] = pod_info
+        return pod_info
+
     def _add_pod(self, pod_info: PodInfo, assumed: bool) -> None:
         name = pod_info.pod.node_name
         info = self._nodes.get(name)
@@ -146,7 +155,7 @@ class Cache:
         with self._lock:
             if pod.uid in self._pods:
                 raise CacheError(f"pod {pod.key} is in the cache, so can't be assumed")
-            pod_info = self._last_assumed = _pod_info(pod, self._last_assumed)
+            pod_info = self._pod_info(pod)
             self._add_pod(pod_info, assumed=True)
             return pod_info
 
@@ -183,8 +192,7 @@ class Cache:
                     same = same_request_spec(assumed.pod, pod)
                     self._add_pod(PodInfo.like(pod, assumed) if same else PodInfo(pod), assumed=False)
                 return
-            pod_info = self._last_added = _pod_info(pod, self._last_added)
-            self._add_pod(pod_info, assumed=False)
+            self._add_pod(self._pod_info(pod), assumed=False)
 
     def update_pod(self, old: Pod | None, new: Pod) -> None:
         """Replace a known pod."""
@@ -192,7 +200,7 @@ class Cache:
             state = self._pods.get(new.uid)
             if state is not None:
                 self._remove_pod(state.pod_info.pod)
-            self._add_pod(_pod_info(new, state.pod_info if state is not None else None), assumed=False)
+            self._add_pod(self._pod_info(new), assumed=False)
 
     def remove_pod(self, pod: Pod) -> None:
         """Remove a pod by UID."""
