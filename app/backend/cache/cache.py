@@ -44,10 +44,9 @@ class Cache:
         self._tree = NodeTree()
         self._pods: dict[str, _PodState] = {}
         self._images: dict[str, _ImageState] = {}
-        # The last assumed pod's PodInfo: the next pod with the very same spec objects (berth
-        # capacity's copies of one template) takes its requests instead of summing quantities.
         # A PodInfo of each recent request spec: pods parsed from one template share their
-        # containers (app.api.objects), so their requests are known without summing them again.
+        # containers (app.api.objects), and berth capacity's copies of one template their whole
+        # spec, so the next such pod takes its requests instead of summing quantities again.
         self._by_request_spec: dict[tuple[int, int, int, int], PodInfo] = {}
 
     def sizes(self) -> tuple[int, int, int]:
