@@ -102,7 +102,13 @@ def get_str_map(obj: Raw, key: str, path: str) -> dict[str, str]:
     and nodes, and each decoded document would otherwise hold its own copies.
     """
     value = get_map(obj, key, path)
-    out: dict[str, str] = {}
+    if not value:
+        return {}
+    out = {intern(k): intern(v) for k, v in value.items() if type(v) is str}
+    if len(out) == len(value):
+        return out
+    # A value that is not a plain string: checked one by one, for the error naming it.
+    out = {}
     for k, v in value.items():
         if not isinstance(v, str):
             raise FieldError(f"{_join(path, key)}.{k}", f"expected a string, got {json_type_name(v)}")
@@ -443,6 +449,111 @@ def _parse_container(raw: Raw, path: str, init: bool) -> Container:
     )
 
 
+# --- parsed parts shared between the pods of one workload -------------------------------------
+#
+# The pods of a Deployment or a Job carry the same containers and tolerations. Their parsed forms
+# are shared, keyed by exactly what their parse reads: parsing them again would give equal
+# objects, and nothing mutates a parsed pod's parts. Sharing saves the parse (quantities, interning)
+# of every pod after the first, one copy of each in the cache, and, because the containers are the
+# very same list, the cache's and NodeResourcesFit's sums of requests
+# (:func:`~app.framework.types.same_request_spec`). Only well-formed shapes are keyed; anything else
+# is parsed the long way, with its errors.
+
+_SHARED_PARTS_LIMIT = 4096
+_shared_containers: dict[tuple[Any, ...], list[Container]] = {}
+#: Each shared container list's id: the list and its slim document (:func:`_slim_container`, made
+#: once by the first :func:`slim_pod_document` that needs it). The list is held, so its id is not reused.
+_slim_containers: dict[int, tuple[list[Container], list[Any] | None]] = {}
+_shared_tolerations: dict[tuple[Any, ...], list[Toleration]] = {}
+_NO_RESOURCES: ResourceList = {}
+
+
+def _shared_if_empty(resources: ResourceList) -> ResourceList:
+    """One empty ResourceList for every pod without overhead or pod-level requests (never mutated),
+    so that :func:`~app.framework.types.same_request_spec` holds between copies of a template."""
+    return resources if resources else _NO_RESOURCES
+
+
+def _containers_key(items: list[Any], init: bool) -> tuple[Any, ...] | None:
+    """What parsing ``items`` (and slimming them, :func:`_slim_container`) reads, as a key: each
+    container's name, image, resources (as JSON) and, of an init container, its restartPolicy. None
+    when a container has a host port, restart rules, or a field of another type than the API
+    server sends: those are parsed (and checked) the long way."""
+    key: list[Any] = [init]
+    for c in items:
+        if type(c) is not dict:
+            return None
+        name, image = c.get("name"), c.get("image")
+        policy = c.get("restartPolicy") if init else None
+        if (
+            type(name) is not str
+            or not (image is None or type(image) is str)
+            or not (policy is None or type(policy) is str)
+            or c.get("restartPolicyRules") is not None
+        ):
+            return None
+        ports = c.get("ports")
+        if ports is not None:
+            if type(ports) is not list:
+                return None
+            for port in ports:
+                if type(port) is not dict:
+                    return None
+                host = port.get("hostPort")
+                if host is not None and not (type(host) is int and host == 0):
+                    return None
+        try:
+            resources = orjson.dumps(c.get("resources"), option=orjson.OPT_PASSTHROUGH_SUBCLASS)
+        except TypeError:
+            return None
+        key.append((name, image, resources, policy))
+    return tuple(key)
+
+
+def _remember(memo: dict[tuple[Any, ...], Any], key: tuple[Any, ...], value: Any) -> None:
+    if len(memo) >= _SHARED_PARTS_LIMIT:
+        # A bound, not an eviction policy: sharing is an optimisation only.
+        memo.clear()
+        if memo is _shared_containers:
+            _slim_containers.clear()
+    memo[key] = value
+
+
+def _parse_containers(items: list[Any], path: str, init: bool) -> list[Container]:
+    """``spec.containers`` or ``spec.initContainers`` (``path``), shared with earlier pods that
+    have the same ones."""
+    key = _containers_key(items, init)
+    if key is not None:
+        found = _shared_containers.get(key)
+        if found is not None:
+            return found
+    parsed = [
+        _parse_container(get_map_item(items, i, f"{path}[{i}]"), f"{path}[{i}]", init)
+        for i in range(len(items))
+    ]
+    if key is not None:
+        _remember(_shared_containers, key, parsed)
+        _slim_containers[id(parsed)] = (parsed, None)
+    return parsed
+
+
+def _parse_shared_tolerations(items: list[Any], path: str) -> list[Toleration]:
+    """``spec.tolerations``, shared with earlier pods that have the same ones."""
+    key = tuple(
+        (t.get("key"), t.get("operator"), t.get("value"), t.get("effect")) if type(t) is dict else None
+        for t in items
+    )
+    shareable = all(fields is not None and all(f is None or type(f) is str for f in fields) for fields in key)
+    if shareable:
+        found = _shared_tolerations.get(key)
+        if found is not None:
+            return found
+    parsed = _parse_tolerations(items, path)
+    if shareable:
+        _remember(_shared_tolerations, key, parsed)
+    return parsed
+
+
 def _parse_tolerations(items: list[Any], path: str) -> list[Toleration]:
     out = []
     for i in range(len(items)):
@@ -612,23 +723,13 @@ def parse_pod(raw: Raw, path: str = "") -> Pod:
         pod_anti_affinity=_parse_pod_affinity(
             get_map(affinity, "podAntiAffinity", apath), f"{apath}.podAntiAffinity"
         ),
-        tolerations=_parse_tolerations(get_list(spec, "tolerations", spath), f"{spath}.tolerations"),
-        containers=[
-            _parse_container(
-                get_map_item(containers_raw, i, f"{spath}.containers[{i}]"), f"{spath}.containers[{i}]", False
-            )
-            for i in range(len(containers_raw))
-        ],
-        init_containers=[
-            _parse_container(
-                get_map_item(init_raw, i, f"{spath}.initContainers[{i}]"),
-                f"{spath}.initContainers[{i}]",
-                True,
-            )
-            for i in range(len(init_raw))
-        ],
-        overhead=parse_resource_list(spec, "overhead", spath),
-        pod_requests=parse_resource_list(get_map(spec, "resources", spath), "requests", f"{spath}.resources"),
+        tolerations=_parse_shared_tolerations(get_list(spec, "tolerations", spath), f"{spath}.tolerations"),
+        containers=_parse_containers(containers_raw, f"{spath}.containers", False),
+        init_containers=_parse_containers(init_raw, f"{spath}.initContainers", True),
+        overhead=_shared_if_empty(parse_resource_list(spec, "overhead", spath)),
+        pod_requests=_shared_if_empty(
+            parse_resource_list(get_map(spec, "resources", spath), "requests", f"{spath}.resources")
+        ),
         topology_spread_constraints=[
             parse_topology_spread_constraint(
                 get_map_item(spread, i, f"{spath}.topologySpreadConstraints[{i}]"),
@@ -708,6 +809,9 @@ class Volume:
         return self.source in (PVC_SOURCE, EPHEMERAL_SOURCE)
 
 
+_READ_VOLUME_SOURCES = frozenset((PVC_SOURCE, EPHEMERAL_SOURCE, CSI_SOURCE, *IN_TREE_DISK_SOURCES))
+
+
 def parse_disk_source(kind: str, raw: Raw, path: str) -> DiskSource:
     """Parse an in-tree disk source (a pod volume's or a PersistentVolume's) of type ``kind``."""
     return DiskSource(
@@ -727,6 +831,9 @@ def parse_volumes(items: list[Any], path: str) -> list[Volume]:
         vpath = f"{path}[{i}]"
         raw = get_map_item(items, i, vpath)
         name = get_str(raw, "name", vpath)
+        if _READ_VOLUME_SOURCES.isdisjoint(raw):
+            out.append(Volume(name))  # configMap, secret, projected, ...: no storage plugin reads them
+            continue
         pvc = raw.get("persistentVolumeClaim")
         if pvc is not None:
             ppath = f"{vpath}.persistentVolumeClaim"
@@ -985,6 +1092,19 @@ def _slim_container(container: Any, init: bool) -> Any:
     return slim
 
 
+def _slim_containers_of(items: list[Any], parsed: list[Container], init: bool) -> list[Any]:
+    """The slim document's containers of ``items``, parsed as ``parsed``: shared between the pods
+    whose parsed containers are shared (the same key read the same fields)."""
+    entry = _slim_containers.get(id(parsed))
+    if entry is not None and entry[0] is parsed:
+        if entry[1] is not None:
+            return entry[1]
+        slim = [_slim_container(c, init) for c in items]
+        _slim_containers[id(parsed)] = (parsed, slim)
+        return slim
+    return [_slim_container(c, init) for c in items]
+
+
 def slim_pod_document(raw: Raw, pod: Pod) -> dict[str, Any]:
     """The parts of a pod's document a cache keeps (see the comment above), for ``pod.raw``.
 
@@ -1007,10 +1127,13 @@ def slim_pod_document(raw: Raw, pod: Pod) -> dict[str, Any]:
     if "schedulerName" in slim_spec:
         slim_spec["schedulerName"] = pod.scheduler_name
     if isinstance(spec, Mapping):
-        for key, init in (("containers", False), ("initContainers", True)):
+        for key, init, parsed in (
+            ("containers", False, pod.containers),
+            ("initContainers", True, pod.init_containers),
+        ):
             items = spec.get(key)
             if isinstance(items, list):
-                slim_spec[key] = [_slim_container(c, init) for c in items]
+                slim_spec[key] = _slim_containers_of(items, parsed, init)
         volumes = spec.get("volumes")
         if isinstance(volumes, list):
             kept = [

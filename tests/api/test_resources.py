@@ -4,6 +4,7 @@ resource-name classification of ``IsScalarResourceName``."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -44,7 +45,8 @@ def _pod(
         spec["resources"] = {"requests": pod_level}
     pod = make_pod("p", containers if containers is not None else [{}], **spec)
     if containers == []:
-        pod.containers.clear()
+        # A new list: the parsed one may be shared with other pods of the same containers.
+        pod = dataclasses.replace(pod, containers=[])
     return pod
 
 

@@ -91,6 +91,19 @@ def test_a_rejected_pod_waits_unless_a_move_request_came_during_its_cycle() -> N
     assert where(q) == {"active": [], "backoff": ["heard", "quiet"], "unschedulable": []}
 
 
+def test_a_bound_pod_added_while_no_pod_waits_is_still_a_move_request() -> None:
+    """AssignedPodAdded with no unschedulable pod (every bound pod of the informers' initial list
+    passes so): nothing to move, but the pod being scheduled meanwhile, once rejected, goes to
+    backoff as after any event of interest."""
+    q = queue()
+    q.add(make_pod("p"))
+    qpi, cycle = pop(q, "p")
+    q.assigned_pod_added(make_pod("web", nodeName="node1"))
+    assert where(q) == {"active": [], "backoff": [], "unschedulable": []}
+    fail(q, qpi, cycle, "NodeAffinity")
+    assert where(q)["backoff"] == ["p"]
+
+
 def test_an_event_nobody_registered_is_not_a_move_request() -> None:
     q = queue()
     q.add(make_pod("p"))

@@ -12,6 +12,7 @@ import copy
 import time
 import uuid
 from collections.abc import Iterator
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -177,6 +178,26 @@ def test_a_cached_pods_labels_are_shared_with_its_document_and_interned() -> Non
     assert a.raw["spec"]["containers"][0] is b.raw["spec"]["containers"][0] or (
         a.raw["spec"]["containers"][0]["resources"] is b.raw["spec"]["containers"][0]["resources"]
     )
+
+
+def test_copies_of_a_template_share_their_slim_containers_and_keep_the_same_document() -> None:
+    def without_host_port(name: str) -> dict[str, Any]:
+        raw = realistic_pod(name)
+        del raw["spec"]["containers"][0]["ports"][0]["hostPort"]
+        return raw
+
+    first, second = decode_pod(without_host_port("web-1")), decode_pod(without_host_port("web-2"))
+    assert second.containers is first.containers
+    assert second.raw["spec"]["containers"] is first.raw["spec"]["containers"]
+    assert second.raw["spec"]["initContainers"] is first.raw["spec"]["initContainers"]
+    # The same document a pod decoded alone keeps (its containers read as mappings: never shared).
+    alone = without_host_port("web-2")
+    for key in ("containers", "initContainers"):
+        alone["spec"][key] = [MappingProxyType(c) for c in alone["spec"][key]]
+    assert orjson.loads(orjson.dumps(second.raw)) == orjson.loads(
+        orjson.dumps(decode_pod(alone).raw, default=dict)
+    )
+    assert pod_limits(second) == pod_limits(parse_pod(without_host_port("web-2")))
 
 
 def test_readers_of_a_slim_pod_answer_as_on_the_whole_document() -> None:

@@ -30,6 +30,10 @@ class _ImageState:
     nodes: set[str]
 
 
+#: How many request specs (:func:`same_request_spec`'s parts) the cache remembers a PodInfo of.
+_REQUEST_SPECS_LIMIT = 256
+
+
 class Cache:
     """Nodes and pods, thread-safe. Pods are keyed by UID."""
 
@@ -40,9 +44,10 @@ class Cache:
         self._tree = NodeTree()
         self._pods: dict[str, _PodState] = {}
         self._images: dict[str, _ImageState] = {}
-        # The last assumed pod's PodInfo: the next pod with the very same spec objects (berth
-        # capacity's copies of one template) takes its requests instead of summing quantities.
-        self._last_assumed: PodInfo | None = None
+        # A PodInfo of each recent request spec: pods parsed from one template share their
+        # containers (app.api.objects), and berth capacity's copies of one template their whole
+        # spec, so the next such pod takes its requests instead of summing quantities again.
+        self._by_request_spec: dict[tuple[int, int, int, int], PodInfo] = {}
 
     def sizes(self) -> tuple[int, int, int]:
         """``(nodes, pods, assumed pods)``: what ``scheduler_cache_size{type}`` reports."""
@@ -110,6 +115,20 @@ class Cache:
 
     # --- pods --------------------------------------------------------------------------
 
+    def _pod_info(self, pod: Pod) -> PodInfo:
+        """``pod``'s PodInfo, its requests copied from a pod with the same request spec (parsed from
+        the same template, or an earlier version of the pod) when the cache has seen one lately."""
+        key = (id(pod.containers), id(pod.init_containers), id(pod.pod_requests), id(pod.overhead))
+        known = self._by_request_spec.get(key)
+        # The remembered pod holds its parts, so their ids are not reused while it is remembered.
+        if known is not None and same_request_spec(known.pod, pod):
+            return PodInfo.like(pod, known)
+        pod_info = PodInfo(pod)
+        if len(self._by_request_spec) >= _REQUEST_SPECS_LIMIT:
+            self._by_request_spec.clear()  # a bound, not an eviction policy
+        self._by_request_spec[key] = pod_info
+        return pod_info
+
     def _add_pod(self, pod_info: PodInfo, assumed: bool) -> None:
         name = pod_info.pod.node_name
         info = self._nodes.get(name)
@@ -135,13 +154,7 @@ class Cache:
         with self._lock:
             if pod.uid in self._pods:
                 raise CacheError(f"pod {pod.key} is in the cache, so can't be assumed")
-            last = self._last_assumed
-            pod_info = (
-                PodInfo.like(pod, last)
-                if last is not None and same_request_spec(last.pod, pod)
-                else PodInfo(pod)
-            )
-            self._last_assumed = pod_info
+            pod_info = self._pod_info(pod)
             self._add_pod(pod_info, assumed=True)
             return pod_info
 
@@ -178,7 +191,7 @@ class Cache:
                     same = same_request_spec(assumed.pod, pod)
                     self._add_pod(PodInfo.like(pod, assumed) if same else PodInfo(pod), assumed=False)
                 return
-            self._add_pod(PodInfo(pod), assumed=False)
+            self._add_pod(self._pod_info(pod), assumed=False)
 
     def update_pod(self, old: Pod | None, new: Pod) -> None:
         """Replace a known pod."""
@@ -186,7 +199,7 @@ class Cache:
             state = self._pods.get(new.uid)
             if state is not None:
                 self._remove_pod(state.pod_info.pod)
-            self._add_pod(PodInfo(new), assumed=False)
+            self._add_pod(self._pod_info(new), assumed=False)
 
     def remove_pod(self, pod: Pod) -> None:
         """Remove a pod by UID."""

@@ -352,6 +352,12 @@ class PriorityQueue:
             self.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_ADD, None, pod)
             return
         with self._cond:
+            if not self._unschedulable and not self._active.any_in_flight():
+                # Nothing to move, to log the event for, or to recount (every bound pod of the
+                # informers' initial list passes here): only the move request is recorded.
+                if self._is_event_of_interest(EVENT_ASSIGNED_POD_ADD):
+                    self._move_request_cycle = self._active.scheduling_cycle
+                return
             pods = self._with_cross_topology_term(pod)
             self._move_pods_to_active_or_backoff_queue(pods, EVENT_ASSIGNED_POD_ADD, None, pod)
             self._record_pending()
