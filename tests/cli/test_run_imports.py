@@ -7,12 +7,8 @@ Each case runs in a fresh interpreter: this test process has imported everything
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.fresh_interpreter import run_python
 
 # What berth run's start-up must not import: the simulator's report and runner (~16 MiB with what they
 # bring), uvicorn's command line and click (~5 MiB), the kubernetes client's generated models.
@@ -28,16 +24,7 @@ NOT_AT_START = (
 
 
 def run(code: str) -> dict[str, object]:
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, object] = json.loads(run_python(code).splitlines()[-1])
     return result
 
 
