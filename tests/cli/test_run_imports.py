@@ -11,7 +11,8 @@ import json
 from tests.fresh_interpreter import run_python
 
 # What berth run's start-up must not import: the simulator's report and runner (~16 MiB with what they
-# bring), uvicorn's command line and click (~5 MiB), the kubernetes client's generated models.
+# bring), uvicorn's command line and click (~5 MiB), the kubernetes client's generated models, and
+# cryptography (~10 MiB: only making a self-signed pair or reading --tls-sni-cert-key's needs it).
 NOT_AT_START = (
     "app.simulate.report",
     "app.simulate.runner",
@@ -20,6 +21,7 @@ NOT_AT_START = (
     "click",
     "uvicorn.main",
     "kubernetes.client.models.v1_pod",
+    "cryptography",
 )
 
 
