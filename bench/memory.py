@@ -2,7 +2,7 @@
 the peak against the steady RSS, in process (no API server), one table.
 
 - **fixed cost**: the RSS of a fresh interpreter, then after importing what ``berth run`` imports
-  (``app.standalone.run`` and ``app.standalone.setup``), then each of the largest third-party
+  (the CLI, ``app.standalone.run``, ``.setup`` and ``.endpoints``), then each of the largest third-party
   packages (and berth modules that bring them) on that path alone in a fresh interpreter that has already imported the standard library's
   networking (ssl, asyncio, http.client, json): an upper bound of what dropping it would save.
 - **per node**: ``tracemalloc`` bytes the cache and the first cycle's snapshot add per node
@@ -36,7 +36,7 @@ from app.scheduler.scheduler import Engine
 from app.standalone.traces import DecisionTraces
 
 ROOT = Path(__file__).resolve().parent.parent
-RUN_MODULES = ("app.standalone.run", "app.standalone.setup")
+RUN_MODULES = ("app.cli.main", "app.standalone.run", "app.standalone.setup", "app.standalone.endpoints")
 PACKAGES = (
     "fastapi",  # the HTTPS endpoints (app.server.app); brings opentelemetry (fastapi.telemetry)
     "uvicorn",  # the endpoints' server; brings click
@@ -45,7 +45,7 @@ PACKAGES = (
     "prometheus_client",
     "opentelemetry.trace",
     "click",
-    "app.simulate",  # the explanations of /debug/pods (app.simulate.report)
+    "app.simulate.report",  # the explanations of /debug/pods, imported on the first request
 )
 BASELINE_IMPORTS = "import ssl, asyncio, http.client, json"
 

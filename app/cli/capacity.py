@@ -8,13 +8,7 @@ from typing import Any
 from app.cli.common import add_html_flag, offline_setup, write_html_report
 from app.cli.options import CommandError
 from app.cli.simulate import input_errors, write_report
-from app.simulate import new_seed, read_state
-from app.simulate.capacity import (
-    CAPACITY_OUTPUT_FORMATS,
-    format_capacity,
-    load_pod_template,
-    run_capacity,
-)
+from app.simulate.formats import CAPACITY_OUTPUT_FORMATS
 
 
 def _replica_count(text: str) -> int:
@@ -58,6 +52,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Load config, state and pod; count the replicas; print the report."""
+    from app.simulate.capacity import format_capacity, load_pod_template, run_capacity
+    from app.simulate.inputs import new_seed, read_state
+
     setup = offline_setup(args.plugin_module, args.config, args.write_config_to)
     if setup is None:
         return 0

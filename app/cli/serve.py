@@ -39,7 +39,6 @@ from app.scheduler.scheduler import ClusterObjects, Engine
 from app.server.bind import DEFAULT_BIND_TIMEOUT
 from app.server.chain import HandlerChain
 from app.server.httpserver import HttpServer, Listener
-from app.simulate import StateError, load_state
 
 DEFAULT_MAX_REQUEST_BYTES = 64 << 20
 DEFAULT_SECURE_PORT = 8889
@@ -139,6 +138,11 @@ def build_engine(args: argparse.Namespace) -> tuple[Engine, dict[str, Any]]:
     except FrameworkError as err:
         raise CommandError(f"{args.config or 'configuration'}: {err}") from err
     if args.state:
+        from app.simulate.state import (
+            StateError,
+            load_state,
+        )  # only serve --state needs the simulator's reader
+
         try:
             state = load_state(args.state)
         except StateError as err:

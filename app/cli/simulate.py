@@ -13,9 +13,9 @@ from app.cli.options import CommandError
 from app.config.types import SchedulerConfiguration
 from app.framework.registry import Registry
 from app.framework.runtime import FrameworkError
-from app.simulate import OUTPUT_FORMATS, StateError, simulate
-from app.simulate.compare import CompareConfigError
-from app.simulate.hints import DEFAULT_MAX_HINTED_PODS
+
+# The simulator itself is imported when a command runs it: every command builds this parser.
+from app.simulate.formats import DEFAULT_MAX_HINTED_PODS, OUTPUT_FORMATS
 
 # A bad state file is bad input to the simulation itself: exit 2, as the issue asks.
 STATE_ERROR_EXIT = 2
@@ -72,6 +72,9 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 def input_errors(config: str | None) -> Iterator[None]:
     """Bad input as CLI errors: a state or pod file exits 2 naming file and field; a configuration
     whose profiles cannot be built names the configuration (exit 2 for ``--compare-config``'s)."""
+    from app.simulate.compare import CompareConfigError
+    from app.simulate.state import StateError
+
     try:
         yield
     except StateError as err:
@@ -103,6 +106,8 @@ def write_report(text: str, warnings: Iterable[str]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load config and state, simulate, print the report."""
+    from app.simulate import simulate
+
     setup = offline_setup(args.plugin_module, args.config, args.write_config_to)
     if setup is None:
         return 0

@@ -9,7 +9,6 @@ from typing import Any
 
 from app.cli.options import CommandError
 from app.kube.client import KubeClient, KubeError
-from app.simulate.snapshot import format_snapshot, take_snapshot
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -45,6 +44,8 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """List the cluster and write the state file; a summary of what it holds goes to stderr."""
+    from app.simulate.snapshot import format_snapshot, take_snapshot  # only this command needs it
+
     try:
         client = KubeClient.from_config(args.kubeconfig, args.master, user_agent="berth-snapshot")
         with client:

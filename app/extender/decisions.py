@@ -42,8 +42,6 @@ from typing import Any
 from app.api.objects import Pod
 from app.framework.runtime import Framework, NodeScore, NodeScores
 from app.framework.status import Code, NodeToStatus, Status, fit_error_message
-from app.simulate.report import record_dict
-from app.simulate.runner import PodRecord
 
 __all__ = [
     "DEFAULT_CAPACITY",
@@ -266,6 +264,11 @@ class ExtenderDecisions:
     def explain(self, key: str) -> dict[str, Any] | None:
         """Pod ``namespace/name``'s latest decision in ``berth simulate -o json``'s shape, plus
         ``profile``, ``attempts`` and ``preemption`` (candidate node -> victims); None if unknown."""
+        # simulate's report, imported on the first request: the app is also berth run's, whose
+        # start-up should not load the simulator for an explanation nobody may ask for.
+        from app.simulate.report import record_dict
+        from app.simulate.runner import PodRecord
+
         with self._lock:
             decision = self._decisions.get(key)
             if decision is None:

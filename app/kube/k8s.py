@@ -7,22 +7,21 @@ kubernetes.client`` runs package ``__init__`` modules that import all of them: a
 some 90 MiB, two thirds of what ``berth run`` otherwise needs at its peak and a second of start-up.
 
 :func:`client_modules` imports only the modules berth needs. It puts placeholder package modules
-for ``kubernetes``, ``kubernetes.client`` and ``kubernetes.client.models`` in ``sys.modules``
-(the real directories, so their submodules import as usual) whose ``__init__`` runs only when
-something asks for a name the placeholder does not have (``kubernetes.client.CoreV1Api``, say):
-code that wants the whole package still gets it, later. If ``kubernetes`` was imported before
-(by a test, or a program embedding berth), or anything about the placeholders fails, the package
-is imported the usual way.
+(:func:`app.lazypackage.placeholder`) for ``kubernetes``, ``kubernetes.client`` and
+``kubernetes.client.models`` in ``sys.modules`` whose ``__init__`` runs only when something asks
+for a name the placeholder does not have (``kubernetes.client.CoreV1Api``, say). If ``kubernetes``
+was imported before (by a test, or a program embedding berth), or anything about the placeholders
+fails, the package is imported the usual way.
 """
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import sys
 import types
-from importlib.machinery import ModuleSpec
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from app.lazypackage import placeholder
 
 __all__ = [
     "ApiClient",
@@ -36,48 +35,21 @@ __all__ = [
 _PLACEHOLDERS = ("kubernetes", "kubernetes.client", "kubernetes.client.models")
 
 
-def _placeholder(spec: ModuleSpec) -> types.ModuleType:
-    """A package module for ``spec`` whose ``__init__`` runs on the first name it lacks."""
-    name = spec.name
-    module = types.ModuleType(name)
-    module.__path__ = list(spec.submodule_search_locations or ())
-    module.__spec__ = spec
-    module.__package__ = name
-    module.__file__ = spec.origin
-    module.__loader__ = spec.loader
-    initialized = False
-
-    def __getattr__(attr: str) -> Any:
-        nonlocal initialized
-        if initialized:  # the real __init__ is running, or ran and did not define ``attr``
-            raise AttributeError(f"module {name!r} has no attribute {attr!r}")
-        if not attr.startswith("__") and importlib.util.find_spec(f"{name}.{attr}") is not None:
-            return importlib.import_module(f"{name}.{attr}")  # a submodule: no need for the rest
-        initialized = True
-        assert spec.loader is not None
-        spec.loader.exec_module(module)  # the package as it really is, into the same module
-        return getattr(module, attr)
-
-    module.__getattr__ = __getattr__  # type: ignore[method-assign]
-    sys.modules[name] = module
-    return module
-
-
 def _light() -> tuple[types.ModuleType, types.ModuleType]:
     top = importlib.util.find_spec("kubernetes")
     if top is None:
         raise ImportError("no kubernetes package")
-    kubernetes = _placeholder(top)
+    kubernetes = placeholder(top)
     # find_spec imports the parent package: each placeholder must be in place before its child's.
     client_spec = importlib.util.find_spec("kubernetes.client")
     if client_spec is None:
         raise ImportError("no kubernetes.client")
-    client = _placeholder(client_spec)
+    client = placeholder(client_spec)
     kubernetes.client = client  # type: ignore[attr-defined]
     models_spec = importlib.util.find_spec("kubernetes.client.models")
     if models_spec is None:
         raise ImportError("no kubernetes.client.models")
-    client.models = _placeholder(models_spec)  # type: ignore[attr-defined]
+    client.models = placeholder(models_spec)  # type: ignore[attr-defined]
     from kubernetes.client.api_client import ApiClient
     from kubernetes.client.configuration import Configuration
 

@@ -25,13 +25,16 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from typing import TYPE_CHECKING
 
 from app import logs
+
+# cryptography (about 10 MiB of RSS with its Rust bindings) is imported by the functions that make
+# or read certificates: a component given its certificate files, or finding them in --cert-dir,
+# serves without it.
+if TYPE_CHECKING:
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import rsa
 
 __all__ = [
     "CertKey",
@@ -69,16 +72,22 @@ class CertKey:
 
 
 def _key() -> rsa.RSAPrivateKey:
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
 def _serial() -> int:
+    from cryptography import x509
+
     # x509.random_serial_number gives 159 random bits; kube uses [1, MaxInt64): either is unique.
     return x509.random_serial_number()
 
 
 def _key_usage(*, cert_sign: bool) -> x509.KeyUsage:
     """KeyEncipherment | DigitalSignature, plus CertSign for the CA."""
+    from cryptography import x509
+
     return x509.KeyUsage(
         digital_signature=True,
         content_commitment=False,
@@ -101,6 +110,8 @@ def _builder(
     *,
     ca: bool,
 ) -> x509.CertificateBuilder:
+    from cryptography import x509
+
     return (
         x509.CertificateBuilder()
         .subject_name(subject)
@@ -121,6 +132,10 @@ def generate_self_signed(
 
     The certificate PEM is the serving certificate followed by the CA certificate.
     """
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
     now = datetime.datetime.now(datetime.UTC)
     stamp = int(time.time())
     not_before, not_after = now - _SKEW, now - _SKEW + _VALIDITY
@@ -259,6 +274,8 @@ def _reason(err: OSError | ssl.SSLError) -> str:
 def ca_subjects(pem: bytes) -> frozenset[tuple[tuple[str, str], ...]]:
     """The subject names of the certificates of a PEM bundle, as ``getpeercert()`` spells a
     certificate's issuer (``(("commonName", "ca"),)``), to tell which bundle issued a client's."""
+    from cryptography import x509
+
     try:
         certs = x509.load_pem_x509_certificates(pem)
     except ValueError as err:

@@ -25,13 +25,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import uvicorn
 from starlette.types import ASGIApp
 
 from app import logs
 from app.server.health import ShutdownCheck
 from app.server.limits import DEFAULT_LIMITS, ConnectionLimits, raise_open_files_limit
 from app.server.protocol import BerthHttpProtocol
+from app.server.uvicorn_parts import Config, Server
 
 __all__ = ["HttpServer", "ListenError", "Listener"]
 
@@ -131,7 +131,7 @@ class HttpServer:
         self.closers = list(closers)  # run once the server has stopped (the chain's API clients)
         self._sockets: list[socket.socket] = []
         self._ports: tuple[int, ...] = ()
-        self._servers: list[uvicorn.Server] = []
+        self._servers: list[Server] = []
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
 
@@ -181,8 +181,8 @@ class HttpServer:
             logs.info(f"Serving {how} on {listener.address(port)}", server=self.name)
 
     @staticmethod
-    def _server(listener: Listener, *, first: bool) -> uvicorn.Server:
-        config = uvicorn.Config(
+    def _server(listener: Listener, *, first: bool) -> Server:
+        config = Config(
             listener.app,
             http=BerthHttpProtocol.serving(listener.app, listener.limits),
             timeout_keep_alive=listener.limits.idle_timeout,  # type: ignore[arg-type]  # seconds, as a float
@@ -193,7 +193,7 @@ class HttpServer:
         )
         config.load()
         config.ssl = listener.ssl  # set after load(): the context is built by the caller, not from files
-        return uvicorn.Server(config)
+        return Server(config)
 
     def _run(self) -> None:
         async def serve_all() -> None:

@@ -47,10 +47,10 @@ from typing import Any, ClassVar
 import httptools
 import orjson
 from starlette.types import Scope
-from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from app.server.direct import DirectApp, DirectRoute, Headers, direct_app
 from app.server.limits import DEFAULT_LIMITS, HEADER_SLACK, ConnectionLimits, ConnectionTable
+from app.server.uvicorn_parts import STATUS_LINE, HttpToolsProtocol
 
 __all__ = [
     "DRAIN_SECONDS",

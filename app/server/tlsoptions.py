@@ -19,9 +19,6 @@ import ssl
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from cryptography import x509
-from cryptography.x509.oid import NameOID
-
 __all__ = [
     "GO_CIPHERS",
     "GO_CURVES",
@@ -112,6 +109,10 @@ def parse_named_cert_key(value: str) -> NamedCertKey:
 
 def _certificate_names(cert_file: str) -> list[str]:
     """The names a certificate is served for when no pattern is given: CN, DNS and IP SANs."""
+    # cryptography is imported here, for --tls-sni-cert-key only (app.server.certs says why).
+    from cryptography import x509
+    from cryptography.x509.oid import NameOID
+
     with open(cert_file, "rb") as fh:
         cert = x509.load_pem_x509_certificate(fh.read())
     names = [str(a.value) for a in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)]

@@ -6,35 +6,75 @@ Library API for the CLI: :func:`simulate` does it all; :func:`load_state`, :func
 
 from __future__ import annotations
 
-from typing import TextIO
+import importlib
+from typing import TYPE_CHECKING, Any, TextIO
 
-from app.config.types import SchedulerConfiguration
-from app.framework.registry import Registry
-from app.kube.extender import build_extenders
-from app.scheduler.scheduler import Engine
-from app.simulate.compare import compare_configs
-from app.simulate.hints import DEFAULT_MAX_HINTED_PODS, RecordExplainer
-from app.simulate.inputs import STDIN, adopt_unserved_pods, new_seed, read_state
-from app.simulate.report import (
-    OUTPUT_FORMATS,
-    check_output_format,
-    format_json,
-    format_result,
-    format_table,
-    to_json_dict,
-)
-from app.simulate.runner import (
-    GATED,
-    SKIPPED,
-    STATUSES,
-    PodRecord,
-    SimulationResult,
-    queue_order,
-    run_simulation,
-)
-from app.simulate.state import ClusterState, PendingPod, StateError, load_state, parse_state
-from app.simulate.stream import write_json
-from app.simulate.utilization import NodeUsage, node_utilization
+if TYPE_CHECKING:
+    from app.config.types import SchedulerConfiguration
+    from app.framework.registry import Registry
+    from app.scheduler.scheduler import Engine
+    from app.simulate.compare import compare_configs
+    from app.simulate.inputs import STDIN, adopt_unserved_pods, new_seed, read_state
+    from app.simulate.report import (
+        check_output_format,
+        format_json,
+        format_result,
+        format_table,
+        to_json_dict,
+    )
+    from app.simulate.runner import (
+        GATED,
+        SKIPPED,
+        STATUSES,
+        PodRecord,
+        SimulationResult,
+        queue_order,
+        run_simulation,
+    )
+    from app.simulate.state import ClusterState, PendingPod, StateError, load_state, parse_state
+    from app.simulate.stream import write_json
+    from app.simulate.utilization import NodeUsage, node_utilization
+
+from app.simulate.formats import DEFAULT_MAX_HINTED_PODS, OUTPUT_FORMATS
+
+# The package's names, imported from their modules on first use: ``berth run`` imports
+# app.simulate's submodules for /debug/pods' explanations (on the first request) and the CLI its
+# flags' choices, neither of which needs the whole simulator (about 16 MiB) loaded.
+_EXPORTS = {
+    "app.simulate.compare": ("compare_configs",),
+    "app.simulate.inputs": ("STDIN", "adopt_unserved_pods", "new_seed", "read_state"),
+    "app.simulate.report": (
+        "check_output_format",
+        "format_json",
+        "format_result",
+        "format_table",
+        "to_json_dict",
+    ),
+    "app.simulate.runner": (
+        "GATED",
+        "SKIPPED",
+        "STATUSES",
+        "PodRecord",
+        "SimulationResult",
+        "queue_order",
+        "run_simulation",
+    ),
+    "app.simulate.state": ("ClusterState", "PendingPod", "StateError", "load_state", "parse_state"),
+    "app.simulate.stream": ("write_json",),
+    "app.simulate.utilization": ("NodeUsage", "node_utilization"),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    """A name of ``__all__`` from its module, imported now (PEP 562)."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once is enough
+    return value
+
 
 __all__ = [
     "GATED",
@@ -82,6 +122,9 @@ def new_engine(
     ``memoize``: keep node-local verdicts and scores between pods of one shape (the same
     placements, fewer plugin calls; see app/scheduler/node_memo.py).
     """
+    from app.kube.extender import build_extenders
+    from app.scheduler.scheduler import Engine
+
     engine = Engine(cfg, registry, objects=state.objects, seed=seed, extenders=build_extenders(cfg.extenders))
     engine.algorithm.memoize_node_local = memoize
     return engine
@@ -112,6 +155,14 @@ def simulate(
     Raises :class:`StateError` for a bad state file (the CLI exits 2), ValueError for an
     unknown output format, and FrameworkError when the configuration's profiles cannot be built.
     """
+    from app.simulate.compare import compare_configs
+    from app.simulate.hints import RecordExplainer
+    from app.simulate.inputs import adopt_unserved_pods, new_seed, read_state
+    from app.simulate.report import check_output_format, format_result
+    from app.simulate.runner import run_simulation
+    from app.simulate.stream import write_json
+    from app.simulate.utilization import node_utilization
+
     check_output_format(output)  # first, so a typo in -o does not cost a whole simulation
     state = read_state(path)
     seed = new_seed() if seed is None else seed

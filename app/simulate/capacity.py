@@ -22,6 +22,7 @@ from app.api.objects import Pod, json_type_name, parse_pod
 from app.config.types import SchedulerConfiguration
 from app.framework.registry import Registry
 from app.scheduler.scheduler import Engine
+from app.simulate.formats import CAPACITY_OUTPUT_FORMATS
 from app.simulate.report import seed_line
 from app.simulate.state import BUILTIN_PRIORITY_CLASSES, ClusterState, StateError
 from app.simulate.state import _read_text as read_text  # the same errors as a state file's
@@ -34,9 +35,6 @@ __all__ = [
     "load_pod_template",
     "run_capacity",
 ]
-
-#: ``-o`` values of ``berth capacity``.
-CAPACITY_OUTPUT_FORMATS = ("table", "json")
 
 
 class CapacityError(StateError):

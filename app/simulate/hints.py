@@ -52,13 +52,12 @@ from app.simulate.explain import (
     score_weights,
     untolerated_taints,
 )
+from app.simulate.formats import DEFAULT_MAX_HINTED_PODS
 from app.simulate.runner import PodRecord
 from app.simulate.state import ClusterState
 
 __all__ = ["HINT_KINDS", "MAX_CANDIDATES_PER_KIND", "Hint", "HintFinder", "RecordExplainer", "hint_dict"]
 
-#: How many unschedulable pods ``berth simulate`` searches hints for by default (``--max-hints``).
-DEFAULT_MAX_HINTED_PODS = 200
 #: Kinds of hints, best first: changes to the pod's own spec before changes to the cluster.
 HINT_KINDS = (
     "tolerate-taint",

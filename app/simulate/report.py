@@ -10,6 +10,7 @@ import orjson
 
 from app.framework.runtime import NodeScore
 from app.simulate.explain_text import hint_lines, score_lines
+from app.simulate.formats import OUTPUT_FORMATS
 from app.simulate.hints import hint_dict
 from app.simulate.runner import PodRecord, SimulationResult
 from app.simulate.summary import Summary, summarize, winner_and_runner_up
@@ -31,7 +32,6 @@ __all__ = [
     "to_json_dict",
 ]
 
-OUTPUT_FORMATS = ("table", "wide", "json")
 #: The table output's widest line; longer reasons are cut (``-o wide`` and ``-o json`` keep them whole).
 TABLE_WIDTH = 120
 _TABLE_HEADERS = ("POD", "STATUS", "NODE", "REASON")

@@ -29,8 +29,6 @@ from typing import Any
 from app.framework.runtime import NodeScores
 from app.framework.status import NodeToStatus, Status
 from app.scheduler.scheduler import Attempt
-from app.simulate.report import record_dict
-from app.simulate.runner import explain_attempt
 
 __all__ = ["DEFAULT_CAPACITY", "DEFAULT_NODE_ENTRIES", "DecisionTraces"]
 
@@ -141,6 +139,11 @@ class DecisionTraces:
         attempt = dataclasses.replace(
             slim, diagnosis=dataclasses.replace(slim.diagnosis, node_to_status=node_to_status)
         )
+        # The explanation's code (simulate's report, about 16 MiB with what it imports) is loaded on
+        # the first /debug/pods request, not when berth run starts.
+        from app.simulate.report import record_dict
+        from app.simulate.runner import explain_attempt
+
         trace = record_dict(explain_attempt(attempt, names))
         trace["nominatedNode"] = attempt.nominated_node
         trace["attempts"] = attempts

@@ -31,8 +31,6 @@ from fastapi.responses import RedirectResponse
 
 from app.backend.cache.snapshot import Snapshot
 from app.scheduler.scheduler import Engine
-from app.simulate.report import node_dict  # the JSON shape of simulate's nodes[]
-from app.simulate.utilization import node_usage
 from app.ui.assets import ASSET_TYPES, asset_bytes
 
 __all__ = ["DEFAULT_DECISIONS", "MAX_DECISIONS", "UiSource", "install_ui"]
@@ -89,6 +87,11 @@ class UiSource:
 
     def nodes(self) -> list[dict[str, Any]]:
         """Each node as simulate's ``nodes[]`` lists it, plus ``pods``: the keys of the pods on it."""
+        # simulate's report gives the JSON shape; imported on the first poll, not at start-up
+        # (``berth run`` would otherwise load the whole simulator for a page few open).
+        from app.simulate.report import node_dict
+        from app.simulate.utilization import node_usage
+
         with self._snapshot_lock:
             # One snapshot kept across polls: update_snapshot copies only the nodes changed since,
             # an unchanged cache answers with the list built last time, and a changed one rebuilds

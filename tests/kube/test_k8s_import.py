@@ -5,12 +5,9 @@ Each case runs in a fresh interpreter: this test process has long imported ``kub
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.fresh_interpreter import run_python as run
 
 KUBECONFIG = """\
 apiVersion: v1
@@ -26,19 +23,6 @@ contexts:
   context: {cluster: c, user: u}
 current-context: x
 """
-
-
-def run(code: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
 
 
 def test_berth_loads_a_kubeconfig_without_the_generated_models(tmp_path: Path) -> None:

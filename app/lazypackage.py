@@ -1,0 +1,49 @@
+"""Packages whose ``__init__`` runs only when needed: import a few submodules of a large package
+without what its ``__init__`` imports.
+
+Some dependencies' ``__init__`` modules import far more than berth uses: ``kubernetes.client``'s every
+generated API class and model (:mod:`app.kube.k8s`), ``uvicorn``'s command line and with it click
+(:mod:`app.server.uvicorn_parts`). :func:`placeholder` puts a stand-in package module in
+``sys.modules`` (the real directory, so its submodules import as usual) whose ``__init__`` runs only
+when something asks for a name the stand-in does not have: code that wants the whole package still
+gets it, later.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import types
+from importlib.machinery import ModuleSpec
+from typing import Any
+
+__all__ = ["placeholder"]
+
+
+def placeholder(spec: ModuleSpec) -> types.ModuleType:
+    """A package module for ``spec`` whose ``__init__`` runs on the first name it lacks, installed
+    in ``sys.modules`` under ``spec.name``."""
+    name = spec.name
+    module = types.ModuleType(name)
+    module.__path__ = list(spec.submodule_search_locations or ())
+    module.__spec__ = spec
+    module.__package__ = name
+    module.__file__ = spec.origin
+    module.__loader__ = spec.loader
+    initialized = False
+
+    def __getattr__(attr: str) -> Any:
+        nonlocal initialized
+        if initialized:  # the real __init__ is running, or ran and did not define ``attr``
+            raise AttributeError(f"module {name!r} has no attribute {attr!r}")
+        if not attr.startswith("__") and importlib.util.find_spec(f"{name}.{attr}") is not None:
+            return importlib.import_module(f"{name}.{attr}")  # a submodule: no need for the rest
+        initialized = True
+        assert spec.loader is not None
+        spec.loader.exec_module(module)  # the package as it really is, into the same module
+        return getattr(module, attr)
+
+    module.__getattr__ = __getattr__  # type: ignore[method-assign]
+    sys.modules[name] = module
+    return module
