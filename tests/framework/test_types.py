@@ -359,6 +359,40 @@ def test_node_info_snapshot_is_independent() -> None:
     assert snap.generation < ni.generation
 
 
+@pytest.mark.parametrize(
+    "removed",
+    [["p1"], ["p1", "p3"], ["p4", "p0", "p2"], ["p0", "p1", "p2", "p3", "p4", "p5"], ["p2", "absent"], []],
+)
+def test_node_info_snapshot_without_is_remove_pod_in_turn(removed: list[str]) -> None:
+    # The preemption dry run's one-pass removal: the same pods in the same (swap-with-last) order,
+    # affinity lists, requests and ports as removing each victim in turn; the original is untouched.
+    pods = [
+        _pod(f"p{i}", [_container({"cpu": f"{100 * (i + 1)}m"}, [("", 8000 + i, "TCP")])]) for i in range(6)
+    ]
+    pods[1].pod_anti_affinity = make_pod("a", affinity=ANTI_REQUIRED).pod_anti_affinity
+    pods[3].pod_affinity = make_pod("s", affinity=AFFINITY_PREFERRED).pod_affinity
+    ni = NodeInfo(make_node("n"), [PodInfo(p) for p in pods])
+    by_name = {pi.pod.name: pi for pi in ni.pods}
+    victims = [by_name.get(name) or PodInfo(_pod(name, [_container({})])) for name in removed]
+    before = [p.pod.name for p in ni.pods], ni.requested.clone(), ni.used_ports.clone().ports, ni.generation
+
+    expected = ni.snapshot()
+    for v in victims:
+        expected.remove_pod(v.pod)
+    got = ni.snapshot_without(victims)
+
+    assert [p.pod.name for p in got.pods] == [p.pod.name for p in expected.pods]
+    assert [p.pod.name for p in got.pods_with_affinity] == [p.pod.name for p in expected.pods_with_affinity]
+    assert [p.pod.name for p in got.pods_with_required_anti_affinity] == [
+        p.pod.name for p in expected.pods_with_required_anti_affinity
+    ]
+    assert got.requested == expected.requested
+    assert got.non_zero_requested == expected.non_zero_requested
+    assert got.used_ports.ports == expected.used_ports.ports
+    assert got.generation > before[3]
+    assert ([p.pod.name for p in ni.pods], ni.requested, ni.used_ports.ports, ni.generation) == before
+
+
 def test_node_info_set_node_and_ghost() -> None:
     ni = NodeInfo(make_node("n", {"cpu": "2", "memory": "1Gi", "pods": "10", "example.com/gpu": "4"}))
     assert ni.allocatable == Resource(2000, 1024 * MI, 0, 10, {"example.com/gpu": 4})
