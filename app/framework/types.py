@@ -362,6 +362,21 @@ class NodeInfo:
                 return True
         return False
 
+    def undo_add_pod_info(self, pod_info: PodInfo) -> None:
+        """Take back the last :meth:`add_pod_info` (of ``pod_info``): the state :meth:`remove_pod`
+        would leave, without its searches, since the pod is last in each list it went into (the
+        preemption dry run's failed reprieve). Falls back to :meth:`remove_pod` otherwise."""
+        pods = self.pods
+        if not pods or pods[-1] is not pod_info:
+            self.remove_pod(pod_info.pod)
+            return
+        pods.pop()
+        if pod_info.has_affinity:
+            self.pods_with_affinity.pop()
+        if pod_info.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity.pop()
+        self._update(pod_info, -1)
+
     def _update(self, pod_info: PodInfo, sign: int) -> None:
         self.requested.add(pod_info.requests, sign)
         self.non_zero_requested.milli_cpu += sign * pod_info.non0_cpu

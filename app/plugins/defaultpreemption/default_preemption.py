@@ -270,7 +270,8 @@ def select_victims(
             return False, s
         if fits() is None:
             return True, None
-        s = remove(pi)
+        node_info.undo_add_pod_info(pi)
+        s = fwk.run_pre_filter_extension_remove_pod(state, pod, pi, node_info, extensions)
         if s is not None:
             return False, s
         victims.append(pi)
