@@ -146,7 +146,7 @@ class _Preemption:
 
     def _on_node(self, state: CycleState, info: NodeInfo, proposed: NodeVictims) -> NodeVictims | None:
         """The victims to keep on ``info``'s node, or None to drop the node."""
-        node_info = info.snapshot()  # select_victims removes and re-adds pods on it
+        node_info = info  # select_victims works on a copy; the filters below only read it
         here = {pi.pod.uid: pi for pi in node_info.pods}
         potential = [here[uid] for uid in dict.fromkeys(proposed.uids) if uid in here]
         status: Status | None

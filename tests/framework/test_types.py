@@ -359,6 +359,78 @@ def test_node_info_snapshot_is_independent() -> None:
     assert snap.generation < ni.generation
 
 
+@pytest.mark.parametrize(
+    "removed",
+    [["p1"], ["p1", "p3"], ["p4", "p0", "p2"], ["p0", "p1", "p2", "p3", "p4", "p5"], ["p2", "absent"], []],
+)
+def test_node_info_snapshot_without_is_remove_pod_in_turn(removed: list[str]) -> None:
+    # The preemption dry run's one-pass removal: the same pods in the same (swap-with-last) order,
+    # affinity lists, requests and ports as removing each victim in turn; the original is untouched.
+    pods = [
+        _pod(f"p{i}", [_container({"cpu": f"{100 * (i + 1)}m"}, [("", 8000 + i, "TCP")])]) for i in range(6)
+    ]
+    pods[1].pod_anti_affinity = make_pod("a", affinity=ANTI_REQUIRED).pod_anti_affinity
+    pods[3].pod_affinity = make_pod("s", affinity=AFFINITY_PREFERRED).pod_affinity
+    ni = NodeInfo(make_node("n"), [PodInfo(p) for p in pods])
+    by_name = {pi.pod.name: pi for pi in ni.pods}
+    victims = [by_name.get(name) or PodInfo(_pod(name, [_container({})])) for name in removed]
+    before = [p.pod.name for p in ni.pods], ni.requested.clone(), ni.used_ports.clone().ports, ni.generation
+
+    expected = ni.snapshot()
+    for v in victims:
+        expected.remove_pod(v.pod)
+    got = ni.snapshot_without(victims)
+
+    assert [p.pod.name for p in got.pods] == [p.pod.name for p in expected.pods]
+    assert [p.pod.name for p in got.pods_with_affinity] == [p.pod.name for p in expected.pods_with_affinity]
+    assert [p.pod.name for p in got.pods_with_required_anti_affinity] == [
+        p.pod.name for p in expected.pods_with_required_anti_affinity
+    ]
+    assert got.requested == expected.requested
+    assert got.non_zero_requested == expected.non_zero_requested
+    assert got.used_ports.ports == expected.used_ports.ports
+    assert got.generation > before[3]
+    assert ([p.pod.name for p in ni.pods], ni.requested, ni.used_ports.ports, ni.generation) == before
+
+
+@pytest.mark.parametrize("affinity", [None, ANTI_REQUIRED, AFFINITY_PREFERRED])
+@pytest.mark.parametrize("added_since", [False, True])
+def test_node_info_undo_add_pod_info_is_remove_pod(
+    affinity: dict[str, Any] | None, added_since: bool
+) -> None:
+    # The dry run's failed reprieve takes back the pod it just added: the same lists and
+    # aggregates as RemovePod, also when another pod came after it (then RemovePod itself runs).
+    base = [
+        make_pod("p0", affinity=ANTI_REQUIRED),
+        make_pod("p1", affinity=AFFINITY_PREFERRED),
+        make_pod("p2"),
+    ]
+    ni = NodeInfo(make_node("n"), [PodInfo(p) for p in base])
+    back = PodInfo(_pod("back", [_container({"cpu": "300m"}, [("", 9000, "UDP")])]))
+    back.pod.pod_affinity = make_pod("x", affinity=affinity).pod_affinity if affinity else None
+    back.pod.pod_anti_affinity = make_pod("x", affinity=affinity).pod_anti_affinity if affinity else None
+    ni.add_pod_info(back)
+    if added_since:
+        ni.add_pod(make_pod("after", affinity=ANTI_REQUIRED))
+    expected = ni.snapshot()
+    expected.remove_pod(back.pod)
+    gen = ni.generation
+
+    ni.undo_add_pod_info(back)
+
+    def lists(info: NodeInfo) -> list[list[str]]:
+        return [
+            [p.pod.name for p in lst]
+            for lst in (info.pods, info.pods_with_affinity, info.pods_with_required_anti_affinity)
+        ]
+
+    assert lists(ni) == lists(expected)
+    assert "back" not in [p.pod.name for p in ni.pods]
+    assert ni.requested == expected.requested and ni.non_zero_requested == expected.non_zero_requested
+    assert ni.used_ports.ports == expected.used_ports.ports
+    assert ni.generation > gen
+
+
 def test_node_info_set_node_and_ghost() -> None:
     ni = NodeInfo(make_node("n", {"cpu": "2", "memory": "1Gi", "pods": "10", "example.com/gpu": "4"}))
     assert ni.allocatable == Resource(2000, 1024 * MI, 0, 10, {"example.com/gpu": 4})

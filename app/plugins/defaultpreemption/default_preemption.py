@@ -201,9 +201,7 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         ]
         if not potential:
             return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS_MSG)
-        return select_victims(
-            self.framework, self.nominator, state.clone(), pod, node_info.snapshot(), potential, pdbs
-        )
+        return select_victims(self.framework, self.nominator, state.clone(), pod, node_info, potential, pdbs)
 
 
 def select_victims(
@@ -217,7 +215,11 @@ def select_victims(
 ) -> tuple[list[Pod], int, Status | None]:
     """The body of SelectVictimsOnNode over given ``potential`` victims (the extender's /preempt reuses it).
 
-    ``node_info`` and ``state`` are copies and are modified. Returns (victims most important first,
+    ``state`` is a copy and is modified; ``node_info`` is not: the dry run works on a copy of it.
+    Without PreFilter extensions to tell (the pod has no inter-pod affinity or spread constraints,
+    the usual case) that copy leaves the potential victims out at once, which is what removing
+    them one by one would give; with extensions each removal goes through them as in
+    kube-scheduler. Returns (victims most important first,
     how many of them violate a PDB, None) or a failure status.
 
     The PreFilter extensions and the Filter plugins to run are looked up once for the node, not per
@@ -225,9 +227,15 @@ def select_victims(
     that samples plugin metrics Filter goes through the framework's timed path as before. The pods
     nominated to the node are read once too: the dry run of one node sees one nominator state.
     """
+    if not potential:
+        return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS_MSG)
     extensions = fwk.pre_filter_extensions_for(state)
     filters = None if state.record_plugin_metrics else fwk.active_filters(state)
     nominated = nominator.nominated_pods_for_node(node_info.name)
+    if not extensions:
+        node_info = node_info.snapshot_without(potential)
+    else:
+        node_info = node_info.snapshot()
 
     def remove(pi: PodInfo) -> Status | None:
         node_info.remove_pod(pi.pod)
@@ -240,12 +248,11 @@ def select_victims(
     def fits() -> Status | None:
         return fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info, nominated, filters)
 
-    for pi in potential:
-        s = remove(pi)
-        if s is not None:
-            return [], 0, s
-    if not potential:
-        return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS_MSG)
+    if extensions:
+        for pi in potential:
+            s = remove(pi)
+            if s is not None:
+                return [], 0, s
     # The pod does not fit even without every lower-priority pod: this node cannot help (pod
     # affinity to a victim is deliberately not considered, as in kube-scheduler).
     s = fits()
@@ -263,7 +270,8 @@ def select_victims(
             return False, s
         if fits() is None:
             return True, None
-        s = remove(pi)
+        node_info.undo_add_pod_info(pi)
+        s = fwk.run_pre_filter_extension_remove_pod(state, pod, pi, node_info, extensions)
         if s is not None:
             return False, s
         victims.append(pi)
