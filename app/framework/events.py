@@ -325,3 +325,9 @@ def queueing_hints_enabled() -> bool:
 
 NODE_ADD_TAINT_LABEL = ActionType.ADD | ActionType.UPDATE_NODE_TAINT | ActionType.UPDATE_NODE_LABEL
 """The node actions the plugins registering Node/Add register with SchedulerQueueingHints off."""
+
+
+def node_actions(with_hints: ActionType, without_hints: ActionType = NODE_ADD_TAINT_LABEL) -> ActionType:
+    """The Node actions a plugin registers: ``with_hints`` under SchedulerQueueingHints, else
+    ``without_hints`` (by default Node/Add with taint and label updates, see :func:`queueing_hints_enabled`)."""
+    return with_hints if queueing_hints_enabled() else without_hints

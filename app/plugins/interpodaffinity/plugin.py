@@ -16,7 +16,6 @@ from app.api.objects import Node, Pod
 from app.framework.cycle_state import CycleState
 from app.framework.events import (
     NODE,
-    NODE_ADD_TAINT_LABEL,
     POD,
     ActionType,
     ClusterEvent,
@@ -24,7 +23,7 @@ from app.framework.events import (
     QueueingHint,
     as_nodes,
     as_pods,
-    queueing_hints_enabled,
+    node_actions,
 )
 from app.framework.interfaces import (
     EnqueueExtensions,
@@ -298,12 +297,7 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                 self._pod_hint,
             ),
             ClusterEventWithHint(
-                ClusterEvent(
-                    NODE,
-                    ActionType.ADD | ActionType.UPDATE_NODE_LABEL
-                    if queueing_hints_enabled()
-                    else NODE_ADD_TAINT_LABEL,
-                ),
+                ClusterEvent(NODE, node_actions(ActionType.ADD | ActionType.UPDATE_NODE_LABEL)),
                 self._node_hint,
             ),
         ]

@@ -16,14 +16,13 @@ from app.api.selectors import NodeSelector, NodeSelectorTerm
 from app.framework.cycle_state import CycleState, StateData
 from app.framework.events import (
     NODE,
-    NODE_ADD_TAINT_LABEL,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
     HintError,
     QueueingHint,
     as_nodes,
-    queueing_hints_enabled,
+    node_actions,
 )
 from app.framework.interfaces import (
     EnqueueExtensions,
@@ -230,12 +229,7 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, E
         """A node added or relabelled."""
         return [
             ClusterEventWithHint(
-                ClusterEvent(
-                    NODE,
-                    ActionType.ADD | ActionType.UPDATE_NODE_LABEL
-                    if queueing_hints_enabled()
-                    else NODE_ADD_TAINT_LABEL,
-                ),
+                ClusterEvent(NODE, node_actions(ActionType.ADD | ActionType.UPDATE_NODE_LABEL)),
                 self.is_schedulable_after_node_change,
             )
         ]

@@ -9,11 +9,10 @@ from app.api.objects import Pod
 from app.framework.cycle_state import CycleState
 from app.framework.events import (
     NODE,
-    NODE_ADD_TAINT_LABEL,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
-    queueing_hints_enabled,
+    node_actions,
 )
 from app.framework.interfaces import EnqueueExtensions, FilterPlugin
 from app.framework.status import Status, unresolvable
@@ -55,5 +54,4 @@ class NodeName(FilterPlugin, EnqueueExtensions):
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """Only a node added can be the one the pod names; no hint: retried after backoff."""
-        actions = ActionType.ADD if queueing_hints_enabled() else NODE_ADD_TAINT_LABEL
-        return [ClusterEventWithHint(ClusterEvent(NODE, actions))]
+        return [ClusterEventWithHint(ClusterEvent(NODE, node_actions(ActionType.ADD)))]

@@ -9,14 +9,13 @@ from app.api.objects import Pod
 from app.framework.cycle_state import CycleState, StateData
 from app.framework.events import (
     NODE,
-    NODE_ADD_TAINT_LABEL,
     POD,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
     QueueingHint,
     as_pods,
-    queueing_hints_enabled,
+    node_actions,
 )
 from app.framework.interfaces import EnqueueExtensions, FilterPlugin, PreFilterPlugin, PreFilterResult
 from app.framework.status import Status, error, skip, unschedulable
@@ -85,9 +84,7 @@ class NodePorts(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
         """A pod deleted (host ports are immutable, so updates never free one); a node added (no hint)."""
         return [
             ClusterEventWithHint(ClusterEvent(POD, ActionType.DELETE), self.is_schedulable_after_pod_deleted),
-            ClusterEventWithHint(
-                ClusterEvent(NODE, ActionType.ADD if queueing_hints_enabled() else NODE_ADD_TAINT_LABEL)
-            ),
+            ClusterEventWithHint(ClusterEvent(NODE, node_actions(ActionType.ADD))),
         ]
 
     def is_schedulable_after_pod_deleted(self, pod: Pod, old: object, new: object) -> QueueingHint:

@@ -32,7 +32,7 @@ from app.framework.events import (
     QueueingHint,
     as_nodes,
     as_pods,
-    queueing_hints_enabled,
+    node_actions,
 )
 from app.framework.interfaces import (
     EnqueueExtensions,
@@ -380,9 +380,10 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             ClusterEventWithHint(
                 ClusterEvent(
                     NODE,
-                    ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
-                    if queueing_hints_enabled()
-                    else NODE_ADD_TAINT_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE,
+                    node_actions(
+                        ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE,
+                        NODE_ADD_TAINT_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE,
+                    ),
                 ),
                 self.is_schedulable_after_node_change,
             ),

@@ -36,7 +36,6 @@ from app.framework.events import (
     CSI_NODE,
     CSI_STORAGE_CAPACITY,
     NODE,
-    NODE_ADD_TAINT_LABEL,
     PERSISTENT_VOLUME,
     PERSISTENT_VOLUME_CLAIM,
     STORAGE_CLASS,
@@ -44,7 +43,7 @@ from app.framework.events import (
     ClusterEvent,
     ClusterEventWithHint,
     QueueingHint,
-    queueing_hints_enabled,
+    node_actions,
 )
 from app.framework.interfaces import (
     EnqueueExtensions,
@@ -342,12 +341,7 @@ class VolumeBinding(
             ),
             ClusterEventWithHint(ClusterEvent(PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE)),
             ClusterEventWithHint(
-                ClusterEvent(
-                    NODE,
-                    ActionType.ADD | ActionType.UPDATE_NODE_LABEL
-                    if queueing_hints_enabled()
-                    else NODE_ADD_TAINT_LABEL,
-                )
+                ClusterEvent(NODE, node_actions(ActionType.ADD | ActionType.UPDATE_NODE_LABEL))
             ),
             ClusterEventWithHint(
                 ClusterEvent(CSI_NODE, ActionType.ADD | ActionType.UPDATE),

@@ -19,7 +19,6 @@ from app.framework.aggregate import NodeAggregate
 from app.framework.cycle_state import CycleState, StateData
 from app.framework.events import (
     NODE,
-    NODE_ADD_TAINT_LABEL,
     PERSISTENT_VOLUME_CLAIM,
     POD,
     ActionType,
@@ -27,7 +26,7 @@ from app.framework.events import (
     ClusterEventWithHint,
     QueueingHint,
     as_pods,
-    queueing_hints_enabled,
+    node_actions,
 )
 from app.framework.interfaces import (
     EnqueueExtensions,
@@ -220,9 +219,7 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin, PreFilterExtensions, Enq
         """A pod deleted, a node added, a claim added."""
         return [
             ClusterEventWithHint(ClusterEvent(POD, ActionType.DELETE), self.is_schedulable_after_pod_deleted),
-            ClusterEventWithHint(
-                ClusterEvent(NODE, ActionType.ADD if queueing_hints_enabled() else NODE_ADD_TAINT_LABEL)
-            ),
+            ClusterEventWithHint(ClusterEvent(NODE, node_actions(ActionType.ADD))),
             ClusterEventWithHint(
                 ClusterEvent(PERSISTENT_VOLUME_CLAIM, ActionType.ADD), self.is_schedulable_after_claim_added
             ),

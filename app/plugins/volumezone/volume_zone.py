@@ -31,7 +31,6 @@ from app.api.storage import (
 from app.framework.cycle_state import CycleState, StateData
 from app.framework.events import (
     NODE,
-    NODE_ADD_TAINT_LABEL,
     PERSISTENT_VOLUME,
     PERSISTENT_VOLUME_CLAIM,
     STORAGE_CLASS,
@@ -39,7 +38,7 @@ from app.framework.events import (
     ClusterEvent,
     ClusterEventWithHint,
     QueueingHint,
-    queueing_hints_enabled,
+    node_actions,
 )
 from app.framework.interfaces import EnqueueExtensions, FilterPlugin, Handle, PreFilterPlugin, PreFilterResult
 from app.framework.status import Status, skip, unresolvable
@@ -173,12 +172,7 @@ class VolumeZone(PreFilterPlugin, FilterPlugin, EnqueueExtensions):
                 ClusterEvent(STORAGE_CLASS, ActionType.ADD), self.is_schedulable_after_storage_class_added
             ),
             ClusterEventWithHint(
-                ClusterEvent(
-                    NODE,
-                    ActionType.ADD | ActionType.UPDATE_NODE_LABEL
-                    if queueing_hints_enabled()
-                    else NODE_ADD_TAINT_LABEL,
-                )
+                ClusterEvent(NODE, node_actions(ActionType.ADD | ActionType.UPDATE_NODE_LABEL))
             ),
             ClusterEventWithHint(
                 ClusterEvent(PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE),
