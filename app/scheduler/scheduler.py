@@ -31,7 +31,7 @@ from app.framework.interfaces import (
     PodNominator,
 )
 from app.framework.registry import Registry
-from app.framework.runtime import Framework, NodeScore, TimedFilters
+from app.framework.runtime import Framework, NodeScore, NodeScores, TimedFilters
 from app.framework.status import Code, Status
 from app.framework.types import NodeInfo, PodInfo
 from app.scheduler.algorithm import Algorithm, NoNodesAvailable, ScheduleResult, SchedulingError
@@ -310,6 +310,18 @@ class Attempt:
     # What Reserve plugins reserved on the node, in words (VolumeBinding: the PVs bound, the claims
     # provisioned), for explanations.
     reserved: list[str] = field(default_factory=list)
+
+    def with_compact_scores(self) -> Attempt:
+        """This attempt with its scores in the compact form :meth:`NodeScores.compacted` gives (a
+        fifth of the memory at 500 scored nodes), for attempts that are kept: ``berth run``'s
+        decision traces, and a scheduled attempt waiting for its binding cycle."""
+        result = self.result
+        if result is None or not isinstance(result.scores, NodeScores):
+            return self
+        compact = result.scores.compacted()
+        if compact is result.scores:
+            return self
+        return dataclasses.replace(self, result=dataclasses.replace(result, scores=compact))
 
 
 @runtime_checkable

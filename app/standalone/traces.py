@@ -26,7 +26,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from app.framework.runtime import NodeScores
 from app.framework.status import NodeToStatus, Status
 from app.scheduler.scheduler import Attempt
 
@@ -179,12 +178,10 @@ _Trace = tuple[Attempt, Sequence[str], int, float, _GroupedStatuses, int]
 def _slim(attempt: Attempt) -> Attempt:
     """``attempt`` with what its explanation reads: the pod without its raw object, no assumed copy,
     the scores compacted, and no per-node statuses (kept grouped beside it)."""
-    result = attempt.result
-    if result is not None and isinstance(result.scores, NodeScores):
-        result = dataclasses.replace(result, scores=result.scores.compacted())
+    attempt = attempt.with_compact_scores()
     pod = dataclasses.replace(attempt.pod, raw={})
     diagnosis = attempt.diagnosis
     diagnosis = dataclasses.replace(
         diagnosis, node_to_status=NodeToStatus({}, diagnosis.node_to_status.absent)
     )
-    return dataclasses.replace(attempt, pod=pod, assumed=None, result=result, diagnosis=diagnosis)
+    return dataclasses.replace(attempt, pod=pod, assumed=None, diagnosis=diagnosis)

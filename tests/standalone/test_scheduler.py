@@ -1,4 +1,5 @@
-"""The ScheduleOne loop's lifecycle: a shutdown can come before leadership starts the loop."""
+"""The ScheduleOne loop's lifecycle (a shutdown can come before leadership starts the loop) and its
+hand-over of binding cycles to the workers."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from app.backend.queue.scheduling_queue import PriorityQueue
 from app.config import load_config
 from app.plugins.registry import in_tree_registry
 from app.scheduler.scheduler import Engine
-from app.standalone.scheduler import Scheduler
+from app.standalone.scheduler import PENDING_CALLS_PER_WORKER, Scheduler
 
 
 class _NoStatus:
@@ -24,10 +25,14 @@ class _NoStatus:
 
 
 def _scheduler() -> Scheduler:
+    return _scheduler_with()
+
+
+def _scheduler_with(**kwargs: int) -> Scheduler:
     registry = in_tree_registry()
     engine = Engine(load_config(None, registry), registry, seed=1)
     queue = PriorityQueue.for_profiles(engine.profiles, nominator=engine.nominator)
-    return Scheduler(engine, queue, lookup_pod=lambda key: None, recorders={}, status=_NoStatus())
+    return Scheduler(engine, queue, lookup_pod=lambda key: None, recorders={}, status=_NoStatus(), **kwargs)
 
 
 def test_stop_before_start_and_a_late_start_runs_no_loop() -> None:
@@ -75,3 +80,42 @@ def test_a_stop_racing_the_start_never_joins_an_unstarted_thread(monkeypatch: py
     stoppers[0].join(5.0)
     assert not errors
     assert not any(t.name == "schedule-one" and t.is_alive() for t in threading.enumerate())
+
+
+def _blocked_calls(s: Scheduler, count: int, release: threading.Event) -> None:
+    for _ in range(count):
+        s._submit(lambda: None if release.wait(10) else None)
+
+
+def test_the_scheduling_thread_waits_while_binding_cycles_lag_behind() -> None:
+    # With one binding worker, PENDING_CALLS_PER_WORKER calls may wait; the next hand-over (the
+    # scheduling thread, after its cycle) waits until one finishes, instead of piling up cycles that
+    # each keep their state (thousands at 5,000 nodes).
+    s = _scheduler_with(bind_workers=1)
+    release = threading.Event()
+    _blocked_calls(s, PENDING_CALLS_PER_WORKER, release)
+    handed = threading.Event()
+    one_more = threading.Thread(target=lambda: (s._submit(lambda: None), handed.set()))
+    one_more.start()
+    assert not handed.wait(0.3)
+    release.set()
+    assert handed.wait(5)
+    one_more.join(5)
+    assert s.stop(timeout=5.0)
+
+
+def test_a_stop_lets_a_waiting_hand_over_through() -> None:
+    # Its pod is assumed already: the call is handed to the pool (which shutting down waits for)
+    # rather than the scheduling thread hanging on a slot.
+    s = _scheduler_with(bind_workers=1)
+    release = threading.Event()
+    _blocked_calls(s, PENDING_CALLS_PER_WORKER, release)
+    handed = threading.Event()
+    one_more = threading.Thread(target=lambda: (s._submit(lambda: None), handed.set()))
+    one_more.start()
+    stopper = threading.Thread(target=s.stop, kwargs={"timeout": 3.0})
+    stopper.start()
+    assert handed.wait(5)
+    release.set()
+    stopper.join(5)
+    one_more.join(5)
