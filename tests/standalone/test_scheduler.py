@@ -83,8 +83,11 @@ def test_a_stop_racing_the_start_never_joins_an_unstarted_thread(monkeypatch: py
 
 
 def _blocked_calls(s: Scheduler, count: int, release: threading.Event) -> None:
+    def blocked() -> None:
+        release.wait(10)
+
     for _ in range(count):
-        s._submit(lambda: None if release.wait(10) else None)
+        s._submit(blocked)
 
 
 def test_the_scheduling_thread_waits_while_binding_cycles_lag_behind() -> None:
