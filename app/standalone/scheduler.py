@@ -38,8 +38,8 @@ from app.standalone.traces import DecisionTraces
 __all__ = ["EventSink", "Scheduler", "StatusSink"]
 
 PENDING_CALLS_PER_WORKER = 4
-"""How many API calls (binding cycles, status updates) may wait per binding worker before the
-scheduling thread waits for one to finish.
+"""How many API calls (binding cycles, status updates) may be pending per binding worker, running or
+waiting for one, before the scheduling thread waits for one to finish to take the next pod.
 
 kube-scheduler starts a goroutine per binding cycle and never waits: Go runs them on every core
 beside the scheduling loop. berth's workers share one interpreter lock with the scheduling thread,
@@ -104,9 +104,10 @@ class Scheduler:
         self.status = status
         self.traces = traces if traces is not None else DecisionTraces()
         self._pool = ThreadPoolExecutor(max_workers=bind_workers, thread_name_prefix="binding")
-        self._pending_slots = threading.Semaphore(bind_workers * PENDING_CALLS_PER_WORKER)
+        self._max_pending = bind_workers * PENDING_CALLS_PER_WORKER
         self._in_flight: set[Future[None]] = set()
         self._in_flight_lock = threading.Lock()
+        self._call_finished = threading.Condition(self._in_flight_lock)
         self._count_async = featuregates.DEFAULT.enabled("SchedulerAsyncAPICalls")
         self._loop: threading.Thread | None = None
         self._stopping = threading.Event()
@@ -157,29 +158,17 @@ class Scheduler:
         return done
 
     def _submit(self, fn: Callable[[], None]) -> None:
-        # Wait for a slot (PENDING_CALLS_PER_WORKER), but not past a stop: this call's pod is
-        # assumed, and shutting down waits for the calls handed over. (Its _finished then gives
-        # back a slot it never took; nothing waits for slots any more.)
-        while not self._pending_slots.acquire(timeout=0.5):
-            if self._stopping.is_set():
-                break
-        try:
-            future = self._pool.submit(fn)
-        except RuntimeError:  # the pool was shut down while this call waited for a slot
-            if not self._stopping.is_set():
-                raise
-            logs.info("Not handing over an API call: the scheduler stopped", 2)
-            return
+        future = self._pool.submit(fn)
         with self._in_flight_lock:
             self._in_flight.add(future)
             self._record_pending_bindings()
         future.add_done_callback(self._finished)
 
     def _finished(self, future: Future[None]) -> None:
-        self._pending_slots.release()
         with self._in_flight_lock:
             self._in_flight.discard(future)
             self._record_pending_bindings()
+            self._call_finished.notify()
         err = future.exception()
         if err is not None:
             logs.error("Unhandled error in a binding cycle", err=repr(err))
@@ -193,7 +182,11 @@ class Scheduler:
     # --- ScheduleOne -------------------------------------------------------------------------
 
     def schedule_one(self, timeout: float | None = None) -> bool:
-        """Pop one pod and schedule it; False when the queue is closed (or ``timeout`` passed)."""
+        """Pop one pod and schedule it; False when the queue is closed (or ``timeout`` passed).
+
+        While the API calls handed to the binding workers lag behind (PENDING_CALLS_PER_WORKER per
+        worker), the next pod waits in the queue until one finishes."""
+        self._wait_for_workers()
         qpi = self.queue.pop(timeout)
         if qpi is None:
             return False
@@ -226,12 +219,19 @@ class Scheduler:
             self.traces.record(attempt, self._node_names, qpi.attempts)
             self._scheduling_failed(fwk, qpi, attempt, start)
             return True
-        # Binds can lag behind the scheduling thread by thousands of pods (5,000 nodes, 10,000 pods:
-        # the API server's round trips, not the algorithm): each waiting binding cycle keeps its
-        # attempt, so it keeps the scores as the trace store will, compact.
+        # A binding cycle can wait for a worker (up to _max_pending): it keeps the scores as the
+        # trace store will, compact.
         waiting = attempt.with_compact_scores()
         self._submit(lambda: self._binding_cycle(fwk, state, qpi, waiting, start))
         return True
+
+    def _wait_for_workers(self) -> None:
+        """Wait while ``_max_pending`` calls are pending, but not past a stop. Only the scheduling
+        thread waits: a binding cycle that fails hands over its status update without waiting
+        (waiting there could leave every worker waiting for the others)."""
+        with self._call_finished:
+            while len(self._in_flight) >= self._max_pending and not self._stopping.is_set():
+                self._call_finished.wait(0.5)
 
     def _node_names(self) -> list[str]:
         return [n.name for n in self.engine.algorithm.snapshot.list()]

@@ -7,11 +7,13 @@ import threading
 
 import pytest
 
+from app.api.objects import Pod
 from app.backend.queue.scheduling_queue import PriorityQueue
 from app.config import load_config
 from app.plugins.registry import in_tree_registry
 from app.scheduler.scheduler import Engine
 from app.standalone.scheduler import PENDING_CALLS_PER_WORKER, Scheduler
+from tests.builders import make_pod
 
 
 class _NoStatus:
@@ -82,6 +84,19 @@ def test_a_stop_racing_the_start_never_joins_an_unstarted_thread(monkeypatch: py
     assert not any(t.name == "schedule-one" and t.is_alive() for t in threading.enumerate())
 
 
+class _RecordedStatus:
+    def __init__(self) -> None:
+        self.updates: list[str] = []
+
+    def update_pod_scheduled_condition(
+        self, pod: Pod, *, reason: str, message: str, nominated_node_name: str | None
+    ) -> None:
+        self.updates.append(f"{pod.name}: {reason}")
+
+    def nominate_for_binding(self, pod: object, node_name: str) -> None:
+        raise AssertionError("no pod is bound in these tests")
+
+
 def _blocked_calls(s: Scheduler, count: int, release: threading.Event) -> None:
     def blocked() -> None:
         release.wait(10)
@@ -90,35 +105,41 @@ def _blocked_calls(s: Scheduler, count: int, release: threading.Event) -> None:
         s._submit(blocked)
 
 
-def test_the_scheduling_thread_waits_while_binding_cycles_lag_behind() -> None:
-    # With one binding worker, PENDING_CALLS_PER_WORKER calls may wait; the next hand-over (the
-    # scheduling thread, after its cycle) waits until one finishes, instead of piling up cycles that
-    # each keep their state (thousands at 5,000 nodes).
-    s = _scheduler_with(bind_workers=1)
+def test_the_next_pod_waits_in_the_queue_while_binding_workers_lag_behind() -> None:
+    # One binding worker: PENDING_CALLS_PER_WORKER calls may be pending; the scheduling thread takes
+    # the next pod only once one finishes, instead of piling up cycles that each keep their state
+    # (thousands of them on a 5,000-node cluster).
+    registry = in_tree_registry()
+    engine = Engine(load_config(None, registry), registry, seed=1)
+    queue = PriorityQueue.for_profiles(engine.profiles, nominator=engine.nominator)
+    status = _RecordedStatus()
+    s = Scheduler(engine, queue, lookup_pod=lambda key: None, recorders={}, status=status, bind_workers=1)
     release = threading.Event()
     _blocked_calls(s, PENDING_CALLS_PER_WORKER, release)
-    handed = threading.Event()
-    one_more = threading.Thread(target=lambda: (s._submit(lambda: None), handed.set()))
-    one_more.start()
-    assert not handed.wait(0.3)
+    queue.add(make_pod("waiting"))
+    taken = threading.Event()
+    one = threading.Thread(target=lambda: (s.schedule_one(timeout=5), taken.set()))
+    one.start()
+    assert not taken.wait(0.3)
+    assert [p.name for p in queue.pending_pods()[0]] == ["waiting"]
     release.set()
-    assert handed.wait(5)
-    one_more.join(5)
+    assert taken.wait(5)
+    one.join(5)
     assert s.stop(timeout=5.0)
+    assert status.updates == ["waiting: Unschedulable"]  # no nodes: it was attempted, and failed
 
 
-def test_a_stop_lets_a_waiting_hand_over_through() -> None:
-    # Its pod is assumed already: the call is handed to the pool (which shutting down waits for)
-    # rather than the scheduling thread hanging on a slot.
+def test_a_stop_ends_the_wait_for_the_binding_workers() -> None:
     s = _scheduler_with(bind_workers=1)
     release = threading.Event()
     _blocked_calls(s, PENDING_CALLS_PER_WORKER, release)
-    handed = threading.Event()
-    one_more = threading.Thread(target=lambda: (s._submit(lambda: None), handed.set()))
-    one_more.start()
-    stopper = threading.Thread(target=s.stop, kwargs={"timeout": 3.0})
+    returned = threading.Event()
+    one = threading.Thread(target=lambda: (s.schedule_one(timeout=0.1), returned.set()))
+    one.start()
+    assert not returned.wait(0.3)
+    stopper = threading.Thread(target=s.stop, kwargs={"timeout": 0.1})
     stopper.start()
-    assert handed.wait(5)
+    assert returned.wait(5)
     release.set()
     stopper.join(5)
-    one_more.join(5)
+    one.join(5)
