@@ -37,17 +37,17 @@ from app.standalone.traces import DecisionTraces
 
 __all__ = ["EventSink", "Scheduler", "StatusSink"]
 
-PENDING_CALLS_PER_WORKER = 4
+PENDING_CALLS_PER_WORKER = 16
 """How many API calls (binding cycles, status updates) may be pending per binding worker, running or
-waiting for one, before the scheduling thread waits for one to finish to take the next pod.
+waiting for one, before the scheduling thread waits for half of them to finish to take the next pod.
 
 kube-scheduler starts a goroutine per binding cycle and never waits: Go runs them on every core
 beside the scheduling loop. berth's workers share one interpreter lock with the scheduling thread,
 which takes most of it, so on a 5,000-node cluster binds fell behind by thousands of pods, each
 keeping its cycle state and attempt (RSS grew by about 30 KiB per waiting pod). A call waiting for
 a worker overlaps nothing, so a few per worker keep every worker busy; past that the scheduling
-thread lets them catch up. Decisions do not change: the pods wait in the active queue instead of
-after their scheduling cycle."""
+thread lets them catch up, to half the bound, so that it is not woken for every finished call.
+Decisions do not change: the pods wait in the active queue instead of after their scheduling cycle."""
 
 REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULER_ERROR = "SchedulerError"
@@ -168,7 +168,8 @@ class Scheduler:
         with self._in_flight_lock:
             self._in_flight.discard(future)
             self._record_pending_bindings()
-            self._call_finished.notify()
+            if len(self._in_flight) <= self._max_pending // 2:
+                self._call_finished.notify()
         err = future.exception()
         if err is not None:
             logs.error("Unhandled error in a binding cycle", err=repr(err))
@@ -226,11 +227,13 @@ class Scheduler:
         return True
 
     def _wait_for_workers(self) -> None:
-        """Wait while ``_max_pending`` calls are pending, but not past a stop. Only the scheduling
-        thread waits: a binding cycle that fails hands over its status update without waiting
-        (waiting there could leave every worker waiting for the others)."""
+        """With ``_max_pending`` calls pending, wait until half of them finished, but not past a
+        stop. Only the scheduling thread waits: a binding cycle that fails hands over its status
+        update without waiting (waiting there could leave every worker waiting for the others)."""
         with self._call_finished:
-            while len(self._in_flight) >= self._max_pending and not self._stopping.is_set():
+            if len(self._in_flight) < self._max_pending:
+                return
+            while len(self._in_flight) > self._max_pending // 2 and not self._stopping.is_set():
                 self._call_finished.wait(0.5)
 
     def _node_names(self) -> list[str]:

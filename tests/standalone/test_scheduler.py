@@ -107,8 +107,8 @@ def _blocked_calls(s: Scheduler, count: int, release: threading.Event) -> None:
 
 def test_the_next_pod_waits_in_the_queue_while_binding_workers_lag_behind() -> None:
     # One binding worker: PENDING_CALLS_PER_WORKER calls may be pending; the scheduling thread takes
-    # the next pod only once one finishes, instead of piling up cycles that each keep their state
-    # (thousands of them on a 5,000-node cluster).
+    # the next pod only once half of them finished, instead of piling up cycles that each keep
+    # their state (thousands of them on a 5,000-node cluster).
     registry = in_tree_registry()
     engine = Engine(load_config(None, registry), registry, seed=1)
     queue = PriorityQueue.for_profiles(engine.profiles, nominator=engine.nominator)
