@@ -32,7 +32,7 @@ from app.framework.interfaces import (
 )
 from app.framework.registry import Registry
 from app.framework.runtime import Framework, NodeScore, NodeScores, TimedFilters
-from app.framework.status import Code, Status
+from app.framework.status import Code, NodeToStatus, Status
 from app.framework.types import NodeInfo, PodInfo
 from app.scheduler.algorithm import Algorithm, NoNodesAvailable, ScheduleResult, SchedulingError
 from app.scheduler.fit_error import Diagnosis, FitError
@@ -311,17 +311,23 @@ class Attempt:
     # provisioned), for explanations.
     reserved: list[str] = field(default_factory=list)
 
-    def with_compact_scores(self) -> Attempt:
-        """This attempt with its scores in the compact form :meth:`NodeScores.compacted` gives (a
-        fifth of the memory at 500 scored nodes), for attempts that are kept: ``berth run``'s
-        decision traces, and a scheduled attempt waiting for its binding cycle."""
+    def without_node_statuses(self) -> Attempt:
+        """This attempt in less memory, for keeping (``berth run``'s decision traces, a scheduled
+        attempt waiting for its binding cycle): the scores in the compact form of
+        :meth:`NodeScores.compacted` (a fifth of the memory at 500 scored nodes), and the
+        diagnosis without its per-node statuses (a Status per node that failed a filter), which the
+        keeper takes first if it needs them. The diagnosis keeps everything else (plugins,
+        messages, the absent-node status)."""
+        diagnosis = self.diagnosis
+        diagnosis = dataclasses.replace(
+            diagnosis, node_to_status=NodeToStatus({}, diagnosis.node_to_status.absent)
+        )
         result = self.result
-        if result is None or not isinstance(result.scores, NodeScores):
-            return self
-        compact = result.scores.compacted()
-        if compact is result.scores:
-            return self
-        return dataclasses.replace(self, result=dataclasses.replace(result, scores=compact))
+        if result is not None:
+            scores = result.scores.compacted() if isinstance(result.scores, NodeScores) else result.scores
+            # The result's diagnosis is the attempt's (the same object for a scheduled attempt).
+            result = dataclasses.replace(result, scores=scores, diagnosis=diagnosis)
+        return dataclasses.replace(self, result=result, diagnosis=diagnosis)
 
 
 @runtime_checkable

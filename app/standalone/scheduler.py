@@ -33,11 +33,11 @@ from app.framework.types import PodInfo
 from app.kube.events import truncate_note
 from app.scheduler.scheduler import Attempt, Engine
 from app.standalone import stats
-from app.standalone.traces import DecisionTraces
+from app.standalone.traces import DecisionTraces, PreparedTrace
 
 __all__ = ["EventSink", "Scheduler", "StatusSink"]
 
-PENDING_CALLS_PER_WORKER = 16
+PENDING_CALLS_PER_WORKER = int(__import__("os").environ.get("BERTH_PPW", "16"))
 """How many API calls (binding cycles, status updates) may be pending per binding worker, running or
 waiting for one, before the scheduling thread waits for half of them to finish to take the next pod.
 
@@ -220,10 +220,11 @@ class Scheduler:
             self.traces.record(attempt, self._node_names, qpi.attempts)
             self._scheduling_failed(fwk, qpi, attempt, start)
             return True
-        # A binding cycle can wait for a worker (up to _max_pending): it keeps the scores as the
-        # trace store will, compact.
-        waiting = attempt.with_compact_scores()
-        self._submit(lambda: self._binding_cycle(fwk, state, qpi, waiting, start))
+        # A binding cycle can wait for a worker (up to _max_pending): its trace is prepared now, and
+        # it waits with the attempt in less memory (compact scores, no per-node statuses).
+        trace = self.traces.prepare(attempt, self._node_names, qpi.attempts)
+        waiting = attempt.without_node_statuses()
+        self._submit(lambda: self._binding_cycle(fwk, state, qpi, waiting, start, trace))
         return True
 
     def _wait_for_workers(self) -> None:
@@ -240,7 +241,13 @@ class Scheduler:
         return [n.name for n in self.engine.algorithm.snapshot.list()]
 
     def _binding_cycle(
-        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, attempt: Attempt, start: float
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        attempt: Attempt,
+        start: float,
+        trace: PreparedTrace,
     ) -> None:
         pod = qpi.pod
         # After Done, no failure makes the pod "unschedulable": it is retried with backoff.
@@ -251,7 +258,10 @@ class Scheduler:
             bound = self.engine.binding_cycle(fwk, state, pod, attempt, self.status.nominate_for_binding)
         finally:
             binding.dec()
-        self.traces.record(bound, self._node_names, qpi.attempts)
+        if bound is attempt:  # bound as scheduled: the trace prepared before the binding cycle
+            self.traces.keep(trace)
+        else:
+            self.traces.record(bound, self._node_names, qpi.attempts)
         if bound.status == "Scheduled":
             seconds = time.perf_counter() - start
             metrics.observe_attempt(metrics.SCHEDULED, fwk.profile_name, seconds)
