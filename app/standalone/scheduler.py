@@ -37,7 +37,7 @@ from app.standalone.traces import DecisionTraces, PreparedTrace
 
 __all__ = ["EventSink", "Scheduler", "StatusSink"]
 
-PENDING_CALLS_PER_WORKER = int(__import__("os").environ.get("BERTH_PPW", "16"))
+PENDING_CALLS_PER_WORKER = 16
 """How many API calls (binding cycles, status updates) may be pending per binding worker, running or
 waiting for one, before the scheduling thread waits for half of them to finish to take the next pod.
 
