@@ -170,7 +170,9 @@ class NodeScores(Sequence[NodeScore]):
         """The same scores in less memory, for keeping (``berth run``'s decision traces): a
         normalized score (0 to 100, checked before a NodeScores is made) takes a byte instead of an
         eight-byte pointer, a total four bytes instead of a pointer to an int object. The names are
-        shared."""
+        shared. Already compact scores are returned as they are."""
+        if isinstance(self.totals, array):
+            return self
         plugins, columns = self._columns
         # bytearray, not bytes: built from a list in half the time; nothing writes to it. An
         # extender's column (its score * weight * 10, unchecked as in kube-scheduler) may not fit a

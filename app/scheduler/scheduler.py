@@ -31,8 +31,8 @@ from app.framework.interfaces import (
     PodNominator,
 )
 from app.framework.registry import Registry
-from app.framework.runtime import Framework, NodeScore, TimedFilters
-from app.framework.status import Code, Status
+from app.framework.runtime import Framework, NodeScore, NodeScores, TimedFilters
+from app.framework.status import Code, NodeToStatus, Status
 from app.framework.types import NodeInfo, PodInfo
 from app.scheduler.algorithm import Algorithm, NoNodesAvailable, ScheduleResult, SchedulingError
 from app.scheduler.fit_error import Diagnosis, FitError
@@ -310,6 +310,24 @@ class Attempt:
     # What Reserve plugins reserved on the node, in words (VolumeBinding: the PVs bound, the claims
     # provisioned), for explanations.
     reserved: list[str] = field(default_factory=list)
+
+    def without_node_statuses(self) -> Attempt:
+        """This attempt in less memory, for keeping (``berth run``'s decision traces, a scheduled
+        attempt waiting for its binding cycle): the scores in the compact form of
+        :meth:`NodeScores.compacted` (a fifth of the memory at 500 scored nodes), and the
+        diagnosis without its per-node statuses (a Status per node that failed a filter), which the
+        keeper takes first if it needs them. The diagnosis keeps everything else (plugins,
+        messages, the absent-node status)."""
+        diagnosis = self.diagnosis
+        diagnosis = dataclasses.replace(
+            diagnosis, node_to_status=NodeToStatus({}, diagnosis.node_to_status.absent)
+        )
+        result = self.result
+        if result is not None:
+            scores = result.scores.compacted() if isinstance(result.scores, NodeScores) else result.scores
+            # The result's diagnosis is the attempt's (the same object for a scheduled attempt).
+            result = dataclasses.replace(result, scores=scores, diagnosis=diagnosis)
+        return dataclasses.replace(self, result=result, diagnosis=diagnosis)
 
 
 @runtime_checkable

@@ -33,9 +33,21 @@ from app.framework.types import PodInfo
 from app.kube.events import truncate_note
 from app.scheduler.scheduler import Attempt, Engine
 from app.standalone import stats
-from app.standalone.traces import DecisionTraces
+from app.standalone.traces import DecisionTraces, PreparedTrace
 
 __all__ = ["EventSink", "Scheduler", "StatusSink"]
+
+PENDING_CALLS_PER_WORKER = 16
+"""How many API calls (binding cycles, status updates) may be pending per binding worker, running or
+waiting for one, before the scheduling thread waits for half of them to finish to take the next pod.
+
+kube-scheduler starts a goroutine per binding cycle and never waits: Go runs them on every core
+beside the scheduling loop. berth's workers share one interpreter lock with the scheduling thread,
+which takes most of it, so on a 5,000-node cluster binds fell behind by thousands of pods, each
+keeping its cycle state and attempt (RSS grew by about 30 KiB per waiting pod). A call waiting for
+a worker overlaps nothing, so a few per worker keep every worker busy; past that the scheduling
+thread lets them catch up, to half the bound, so that it is not woken for every finished call.
+Decisions do not change: the pods wait in the active queue instead of after their scheduling cycle."""
 
 REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULER_ERROR = "SchedulerError"
@@ -92,8 +104,10 @@ class Scheduler:
         self.status = status
         self.traces = traces if traces is not None else DecisionTraces()
         self._pool = ThreadPoolExecutor(max_workers=bind_workers, thread_name_prefix="binding")
+        self._max_pending = bind_workers * PENDING_CALLS_PER_WORKER
         self._in_flight: set[Future[None]] = set()
         self._in_flight_lock = threading.Lock()
+        self._call_finished = threading.Condition(self._in_flight_lock)
         self._count_async = featuregates.DEFAULT.enabled("SchedulerAsyncAPICalls")
         self._loop: threading.Thread | None = None
         self._stopping = threading.Event()
@@ -154,6 +168,8 @@ class Scheduler:
         with self._in_flight_lock:
             self._in_flight.discard(future)
             self._record_pending_bindings()
+            if len(self._in_flight) <= self._max_pending // 2:
+                self._call_finished.notify()
         err = future.exception()
         if err is not None:
             logs.error("Unhandled error in a binding cycle", err=repr(err))
@@ -167,7 +183,11 @@ class Scheduler:
     # --- ScheduleOne -------------------------------------------------------------------------
 
     def schedule_one(self, timeout: float | None = None) -> bool:
-        """Pop one pod and schedule it; False when the queue is closed (or ``timeout`` passed)."""
+        """Pop one pod and schedule it; False when the queue is closed (or ``timeout`` passed).
+
+        While the API calls handed to the binding workers lag behind (PENDING_CALLS_PER_WORKER per
+        worker), the next pod waits in the queue until one finishes."""
+        self._wait_for_workers()
         qpi = self.queue.pop(timeout)
         if qpi is None:
             return False
@@ -200,14 +220,34 @@ class Scheduler:
             self.traces.record(attempt, self._node_names, qpi.attempts)
             self._scheduling_failed(fwk, qpi, attempt, start)
             return True
-        self._submit(lambda: self._binding_cycle(fwk, state, qpi, attempt, start))
+        # A binding cycle can wait for a worker (up to _max_pending): its trace is prepared now, and
+        # it waits with the attempt in less memory (compact scores, no per-node statuses).
+        trace = self.traces.prepare(attempt, self._node_names, qpi.attempts)
+        waiting = attempt.without_node_statuses()
+        self._submit(lambda: self._binding_cycle(fwk, state, qpi, waiting, start, trace))
         return True
+
+    def _wait_for_workers(self) -> None:
+        """With ``_max_pending`` calls pending, wait until half of them finished, but not past a
+        stop. Only the scheduling thread waits: a binding cycle that fails hands over its status
+        update without waiting (waiting there could leave every worker waiting for the others)."""
+        with self._call_finished:
+            if len(self._in_flight) < self._max_pending:
+                return
+            while len(self._in_flight) > self._max_pending // 2 and not self._stopping.is_set():
+                self._call_finished.wait(0.5)
 
     def _node_names(self) -> list[str]:
         return [n.name for n in self.engine.algorithm.snapshot.list()]
 
     def _binding_cycle(
-        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, attempt: Attempt, start: float
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        attempt: Attempt,
+        start: float,
+        trace: PreparedTrace,
     ) -> None:
         pod = qpi.pod
         # After Done, no failure makes the pod "unschedulable": it is retried with backoff.
@@ -218,7 +258,10 @@ class Scheduler:
             bound = self.engine.binding_cycle(fwk, state, pod, attempt, self.status.nominate_for_binding)
         finally:
             binding.dec()
-        self.traces.record(bound, self._node_names, qpi.attempts)
+        if bound is attempt:  # bound as scheduled: the trace prepared before the binding cycle
+            self.traces.keep(trace)
+        else:
+            self.traces.record(bound, self._node_names, qpi.attempts)
         if bound.status == "Scheduled":
             seconds = time.perf_counter() - start
             metrics.observe_attempt(metrics.SCHEDULED, fwk.profile_name, seconds)

@@ -24,13 +24,12 @@ import time
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from app.framework.runtime import NodeScores
 from app.framework.status import NodeToStatus, Status
 from app.scheduler.scheduler import Attempt
 
-__all__ = ["DEFAULT_CAPACITY", "DEFAULT_NODE_ENTRIES", "DecisionTraces"]
+__all__ = ["DEFAULT_CAPACITY", "DEFAULT_NODE_ENTRIES", "DecisionTraces", "PreparedTrace"]
 
 DEFAULT_CAPACITY = 5000
 """Pods whose last attempt is kept at most."""
@@ -88,15 +87,29 @@ class DecisionTraces:
         ``node_names`` is called only when the explanation will need the names of nodes the
         attempt never looked at (a PreFilter rejection or narrowed node set), which is rare.
         """
+        self.keep(self.prepare(attempt, node_names, attempts))
+
+    @staticmethod
+    def prepare(
+        attempt: Attempt, node_names: Callable[[], Sequence[str]], attempts: int = 1
+    ) -> PreparedTrace:
+        """What :meth:`record` keeps of ``attempt``, made now and kept later with :meth:`keep`: a
+        scheduled attempt is prepared before its binding cycle, which then waits without the
+        attempt's per-node statuses (a dict of Status objects over thousands of nodes)."""
         statuses = attempt.diagnosis.node_to_status.statuses
         names: Sequence[str] = ()
         if attempt.status == "Unschedulable" and attempt.num_all_nodes > len(statuses):
             names = node_names()
-        key = attempt.pod.key
         slim = _slim(attempt)
         grouped = _GroupedStatuses(statuses)
         result = slim.result
         held = len(grouped) + len(names) + (len(result.scores) if result is not None else 0)
+        return PreparedTrace(slim, names, attempts, grouped, held)
+
+    def keep(self, prepared: PreparedTrace) -> None:
+        """Remember a prepared trace as its pod's latest, as of now."""
+        slim, names, attempts, grouped, held = prepared
+        key = slim.pod.key
         trace = (slim, names, attempts, time.time(), grouped, held)
         with self._lock:
             previous = self._attempts.pop(key, None)
@@ -176,15 +189,19 @@ class DecisionTraces:
 _Trace = tuple[Attempt, Sequence[str], int, float, _GroupedStatuses, int]
 
 
+class PreparedTrace(NamedTuple):
+    """An attempt as the store keeps it (:meth:`DecisionTraces.prepare`), not yet kept."""
+
+    attempt: Attempt
+    names: Sequence[str]
+    attempts: int
+    grouped: _GroupedStatuses
+    held: int
+
+
 def _slim(attempt: Attempt) -> Attempt:
     """``attempt`` with what its explanation reads: the pod without its raw object, no assumed copy,
     the scores compacted, and no per-node statuses (kept grouped beside it)."""
-    result = attempt.result
-    if result is not None and isinstance(result.scores, NodeScores):
-        result = dataclasses.replace(result, scores=result.scores.compacted())
+    attempt = attempt.without_node_statuses()
     pod = dataclasses.replace(attempt.pod, raw={})
-    diagnosis = attempt.diagnosis
-    diagnosis = dataclasses.replace(
-        diagnosis, node_to_status=NodeToStatus({}, diagnosis.node_to_status.absent)
-    )
-    return dataclasses.replace(attempt, pod=pod, assumed=None, result=result, diagnosis=diagnosis)
+    return dataclasses.replace(attempt, pod=pod, assumed=None)

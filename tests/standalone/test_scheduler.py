@@ -1,4 +1,5 @@
-"""The ScheduleOne loop's lifecycle: a shutdown can come before leadership starts the loop."""
+"""The ScheduleOne loop's lifecycle (a shutdown can come before leadership starts the loop) and its
+hand-over of binding cycles to the workers."""
 
 from __future__ import annotations
 
@@ -6,11 +7,13 @@ import threading
 
 import pytest
 
+from app.api.objects import Pod
 from app.backend.queue.scheduling_queue import PriorityQueue
 from app.config import load_config
 from app.plugins.registry import in_tree_registry
 from app.scheduler.scheduler import Engine
-from app.standalone.scheduler import Scheduler
+from app.standalone.scheduler import PENDING_CALLS_PER_WORKER, Scheduler
+from tests.builders import make_pod
 
 
 class _NoStatus:
@@ -24,10 +27,14 @@ class _NoStatus:
 
 
 def _scheduler() -> Scheduler:
+    return _scheduler_with()
+
+
+def _scheduler_with(**kwargs: int) -> Scheduler:
     registry = in_tree_registry()
     engine = Engine(load_config(None, registry), registry, seed=1)
     queue = PriorityQueue.for_profiles(engine.profiles, nominator=engine.nominator)
-    return Scheduler(engine, queue, lookup_pod=lambda key: None, recorders={}, status=_NoStatus())
+    return Scheduler(engine, queue, lookup_pod=lambda key: None, recorders={}, status=_NoStatus(), **kwargs)
 
 
 def test_stop_before_start_and_a_late_start_runs_no_loop() -> None:
@@ -75,3 +82,64 @@ def test_a_stop_racing_the_start_never_joins_an_unstarted_thread(monkeypatch: py
     stoppers[0].join(5.0)
     assert not errors
     assert not any(t.name == "schedule-one" and t.is_alive() for t in threading.enumerate())
+
+
+class _RecordedStatus:
+    def __init__(self) -> None:
+        self.updates: list[str] = []
+
+    def update_pod_scheduled_condition(
+        self, pod: Pod, *, reason: str, message: str, nominated_node_name: str | None
+    ) -> None:
+        self.updates.append(f"{pod.name}: {reason}")
+
+    def nominate_for_binding(self, pod: object, node_name: str) -> None:
+        raise AssertionError("no pod is bound in these tests")
+
+
+def _blocked_calls(s: Scheduler, count: int, release: threading.Event) -> None:
+    def blocked() -> None:
+        release.wait(10)
+
+    for _ in range(count):
+        s._submit(blocked)
+
+
+def test_the_next_pod_waits_in_the_queue_while_binding_workers_lag_behind() -> None:
+    # One binding worker: PENDING_CALLS_PER_WORKER calls may be pending; the scheduling thread takes
+    # the next pod only once half of them finished, instead of piling up cycles that each keep
+    # their state (thousands of them on a 5,000-node cluster).
+    registry = in_tree_registry()
+    engine = Engine(load_config(None, registry), registry, seed=1)
+    queue = PriorityQueue.for_profiles(engine.profiles, nominator=engine.nominator)
+    status = _RecordedStatus()
+    s = Scheduler(engine, queue, lookup_pod=lambda key: None, recorders={}, status=status, bind_workers=1)
+    release = threading.Event()
+    _blocked_calls(s, PENDING_CALLS_PER_WORKER, release)
+    queue.add(make_pod("waiting"))
+    taken = threading.Event()
+    one = threading.Thread(target=lambda: (s.schedule_one(timeout=5), taken.set()))
+    one.start()
+    assert not taken.wait(0.3)
+    assert [p.name for p in queue.pending_pods()[0]] == ["waiting"]
+    release.set()
+    assert taken.wait(5)
+    one.join(5)
+    assert s.stop(timeout=5.0)
+    assert status.updates == ["waiting: Unschedulable"]  # no nodes: it was attempted, and failed
+
+
+def test_a_stop_ends_the_wait_for_the_binding_workers() -> None:
+    s = _scheduler_with(bind_workers=1)
+    release = threading.Event()
+    _blocked_calls(s, PENDING_CALLS_PER_WORKER, release)
+    returned = threading.Event()
+    one = threading.Thread(target=lambda: (s.schedule_one(timeout=0.1), returned.set()))
+    one.start()
+    assert not returned.wait(0.3)
+    stopper = threading.Thread(target=s.stop, kwargs={"timeout": 0.1})
+    stopper.start()
+    assert returned.wait(5)
+    release.set()
+    stopper.join(5)
+    one.join(5)

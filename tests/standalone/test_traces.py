@@ -157,3 +157,30 @@ def test_kept_scores_explain_as_the_attempt_did() -> None:
     traces, trace = _kept_and_explained(e.schedule_one(make_pod("p", [{"cpu": "500m", "memory": "256Mi"}])))
     assert len(trace["scores"]) == 5
     assert traces.node_entries_held() == 5  # one per scored node
+
+
+def test_a_scheduled_attempt_prepared_before_its_binding_explains_its_rejected_nodes() -> None:
+    # berth run prepares a scheduled attempt's trace before the binding cycle and keeps it once the
+    # pod is bound; the binding cycle waits with the attempt without its per-node statuses.
+    e = _engine_of(
+        {
+            "small": {"cpu": "1", "memory": "8Gi", "pods": "110"},
+            "big": {"cpu": "8", "memory": "8Gi", "pods": "110"},
+        }
+    )
+    attempt = e.schedule_one(make_pod("p", [{"cpu": "2"}]))
+    assert attempt.status == "Scheduled" and attempt.node == "big"
+    expected = record_dict(explain_attempt(attempt, []))
+    traces = DecisionTraces()
+    prepared = traces.prepare(attempt, list)
+    waiting = attempt.without_node_statuses()
+    assert attempt.diagnosis.node_to_status.statuses  # "small" was rejected, and the attempt says so
+    assert not waiting.diagnosis.node_to_status.statuses
+    assert waiting.result is not None and not waiting.result.diagnosis.node_to_status.statuses
+    assert waiting.node == "big" and waiting.assumed is attempt.assumed
+    assert traces.explain("default/p") is None  # prepared, not kept yet
+    traces.keep(prepared)
+    trace = traces.explain("default/p")
+    assert trace is not None
+    assert {k: v for k, v in trace.items() if k != "attempts"} == expected
+    assert trace["filter"]["small"]["reasons"] == ["Insufficient cpu"]
