@@ -320,6 +320,12 @@ class DynamicResources(
                 raise HintError(f"expected a ResourceClaim, got {type(obj).__name__}")
         assert isinstance(new, ResourceClaim)
         original = old if isinstance(old, ResourceClaim) else None
+        deallocated = original is not None and original.allocation is not None and new.allocation is None
+        if not deallocated and not _names_claim(pod, new):
+            # pod_claims finds a claim under the pod's namespace and the names the pod gives: one
+            # not named there is not the pod's, so the answer is QueueSkip whether the pod's own
+            # claims exist or not (the pods waiting for their claims are asked about every claim).
+            return QueueingHint.QUEUE_SKIP
         try:
             uses_claim = any(c.uid == new.uid for _, c in self.pod_claims(pod))
         except ClaimLookupError:
@@ -862,6 +868,23 @@ class DynamicResources(
             if time.monotonic() >= deadline:
                 return error("device binding timeout: context deadline exceeded")
             time.sleep(min(BINDING_POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+
+
+def _names_claim(pod: Pod, claim: ResourceClaim) -> bool:
+    """Whether one of the pod's claim entries names ``claim`` (directly, or as the claim generated
+    from a template, by the pod's status), in the pod's namespace: the only way
+    :meth:`DynamicResources.pod_claims` can return it."""
+    if claim.namespace != pod.namespace:
+        return False
+    for ref in pod.resource_claims.claims:
+        if ref.resource_claim_name:
+            if ref.resource_claim_name == claim.name:
+                return True
+        elif (
+            ref.resource_claim_template_name and pod.resource_claims.generated_name(ref.name)[1] == claim.name
+        ):
+            return True
+    return False
 
 
 def _has_binding_conditions(claims: list[ResourceClaim]) -> bool:
