@@ -130,10 +130,14 @@ UNIMPLEMENTED_GATES = {
 }
 
 
+_FEATURES: dict[Features, Features] = {}
+
+
 def allocator_features() -> Features:
-    """``AllocatorFeatures``: the allocator's features from the process's gates."""
+    """``AllocatorFeatures``: the allocator's features from the process's gates. Equal features are
+    one object, so that the pool cache (kept per features) recognises them by identity."""
     on = featuregates.DEFAULT.enabled
-    return Features(
+    features = Features(
         admin_access=on("DRAAdminAccess"),
         prioritized_list=on("DRAPrioritizedList"),
         partitionable_devices=on("DRAPartitionableDevices"),
@@ -142,6 +146,7 @@ def allocator_features() -> Features:
         consumable_capacity=on("DRAConsumableCapacity"),
         list_type_attributes=on("DRAListTypeAttributes"),
     )
+    return _FEATURES.setdefault(features, features)
 
 
 @dataclass(frozen=True, slots=True)
