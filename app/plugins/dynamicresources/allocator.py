@@ -451,7 +451,9 @@ class _RequestData:
     parent: str  # the parent request's name for a subrequest, "" otherwise
     device_class: DeviceClass | None
     num_devices: int
-    all_devices: list[tuple[DeviceID, Device, ResourceSlice, Pool]] = field(default_factory=list)
+    # Only requests for all devices fill this (a list of their own then); the others share the
+    # empty tuple, one allocation fewer per request, node and pod.
+    all_devices: Sequence[tuple[DeviceID, Device, ResourceSlice, Pool]] = ()
     selected_sub_request: int = 0
 
     def request_name(self) -> str:
@@ -592,7 +594,8 @@ class Allocator:
 
         Raises AllocationError (FailedOnNode for a node-local failure) or AllocationTimeout.
         """
-        run = _Run(self, node, list(claims), deadline)
+        # The search only reads the list: the plugin's, shared by the nodes of a cycle, needs no copy.
+        run = _Run(self, node, claims if isinstance(claims, list) else list(claims), deadline)
         return run.allocate()
 
 
@@ -646,7 +649,7 @@ class _Run:
         self.deadline = deadline
         self.pools: list[Pool] = []
         self.request_data: dict[tuple[int, int, int], _RequestData] = {}
-        self.constraints: list[list[_Constraint]] = []
+        self.constraints: list[Sequence[_Constraint]] = []
         self.matches: dict[tuple[DeviceID, int, int, int], bool] = {}
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
@@ -703,14 +706,14 @@ class _Run:
                     f"claim {claim.key}: number of requested devices {min_devices} "
                     f"exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}"
                 )
-            constraints = []
+            constraints: list[_Constraint] = []
             for i, constraint in enumerate(claim.constraints):
                 if constraint.match_attribute is None and constraint.distinct_attribute is None:
                     raise AllocationError(
                         f"claim {claim.key}, constraint #{i}: empty constraint (unsupported constraint type?)"
                     )
                 constraints.append(_Constraint(constraint, self.features.list_type_attributes))
-            self.constraints.append(constraints)
+            self.constraints.append(constraints or ())
         try:
             # A node whose every device is taken (a full cluster's usual case) needs no search: the
             # search would look at no device, so no selector runs and the outcome is the same.
@@ -761,13 +764,13 @@ class _Run:
         features = self.features
         allocated = self.a.allocated.allocated_devices
         check_capacity = features.consumable_capacity
-        key = (0, 0, 0)
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
             for s, ids in zip(pool.slices, pool.device_ids, strict=True):
                 for device, device_id in zip(s.devices, ids, strict=True):
-                    if device_id in allocated or not self._selectable(key, data, s, device):
+                    # Each device is looked at once here: nothing to remember per search.
+                    if device_id in allocated or not self._matches_request(0, data, s, device, device_id):
                         continue
                     if check_capacity and not self._capacity_fits(request, device_id, device, pool):
                         continue
@@ -812,6 +815,8 @@ class _Run:
         if request.allocation_mode == ALLOCATION_MODE_EXACT_COUNT:
             data.num_devices = request.count
         elif request.allocation_mode == ALLOCATION_MODE_ALL:
+            all_devices: list[tuple[DeviceID, Device, ResourceSlice, Pool]] = []
+            data.all_devices = all_devices
             for pool in self.pools:
                 if pool.incomplete:
                     raise AllocationError(
@@ -832,7 +837,7 @@ class _Run:
                             request, device_id, device, pool
                         ):
                             continue
-                        data.all_devices.append((device_id, device, s, pool))
+                        all_devices.append((device_id, device, s, pool))
             data.num_devices = len(data.all_devices)
         else:
             raise AllocationError(
@@ -852,7 +857,18 @@ class _Run:
         cached = self.matches.get(cache_key)
         if cached is not None:
             return cached
-        claim = self.claims[key[0]]
+        match = self._matches_request(key[0], data, s, device, device_id)
+        self.matches[cache_key] = match
+        return match
+
+    def _matches_request(
+        self, claim_index: int, data: _RequestData, s: ResourceSlice, device: Device, device_id: DeviceID
+    ) -> bool:
+        """The selectors of the request's class and of the request, and per-device node selection
+        (what :meth:`_selectable` remembers per search)."""
+        if not self.features.device_binding_and_status and device.binding_conditions:
+            return False
+        claim = self.claims[claim_index]
         match = True
         if data.device_class is not None and data.device_class.selectors:
             match = self._selectors_match(
@@ -862,7 +878,6 @@ class _Run:
             match = self._selectors_match(claim, device_id, device, None, data.request.selectors)
         if match and s.per_device_node_selection:
             match = node_matches(self.node, device.node_name, device.all_nodes, device.node_selector)
-        self.matches[cache_key] = match
         return match
 
     def _selectors_match(

@@ -190,6 +190,9 @@ class _State(StateData):
         self.initial_extended_uid = ""
         self.node_claims: dict[str, NodeClaim] = {}
         self.claim_variants: dict[frozenset[str], NodeClaim] = {}
+        # The claims Filter allocates on every node when the pod has no special claim (which
+        # varies by node): fixed from PreFilter to PreBind, so listed once, not per node.
+        self.user_claims_to_allocate: list[ResourceClaim] | None = None
 
     def to_allocate(self) -> list[tuple[int, ResourceClaim]]:
         return [(i, c) for i, c in enumerate(self.claims) if c.allocation is None]
@@ -426,6 +429,8 @@ class DynamicResources(
                 pool_cache=pool_cache,
             )
         s.claims = claims
+        if extended is None:
+            s.user_claims_to_allocate = [c for _, c in s.to_allocate()]
         return None, None
 
     def _pre_filter_extended_resources(self, pod: Pod, s: _State) -> ResourceClaim | None:
@@ -485,7 +490,7 @@ class DynamicResources(
             return unresolvable(str(err))
         if extended is None and s.user_claims == 0:
             return None
-        unavailable = []
+        unavailable: list[int] = []
         for index, claim in enumerate(s.claims):
             selector = s.infos[index].available_on_nodes
             if selector is not None and not selector.matches(node.name, node.labels):
@@ -503,10 +508,12 @@ class DynamicResources(
                     unavailable.append(index)
         allocations: Solution | None = None
         if s.allocator is not None:
-            special = s.extended_claim
-            claims_to_allocate = [
-                extended.claim if c is special and extended is not None else c for _, c in s.to_allocate()
-            ]
+            claims_to_allocate = s.user_claims_to_allocate
+            if claims_to_allocate is None:
+                special = s.extended_claim
+                claims_to_allocate = [
+                    extended.claim if c is special and extended is not None else c for _, c in s.to_allocate()
+                ]
             deadline = time.monotonic() + self.filter_timeout if self.filter_timeout else None
             try:
                 allocations = s.allocator.allocate(node, claims_to_allocate, deadline)
