@@ -175,7 +175,12 @@ class NodeSelector:
 
     def matches(self, node_name: str, labels: Mapping[str, str]) -> bool:
         """Whether any term matches the node."""
-        return any(t.matches(node_name, labels) for t in self.terms)
+        # A plain loop, as in the term: DynamicResources asks this of an allocated claim's node
+        # selector on every node for every pod sharing the claim.
+        for term in self.terms:  # noqa: SIM110
+            if term.matches(node_name, labels):
+                return True
+        return False
 
 
 def parse_node_selector_term(raw: Mapping[str, Any], path: str) -> NodeSelectorTerm:

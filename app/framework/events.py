@@ -16,7 +16,7 @@ matches both.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum, IntFlag
 from typing import TypeVar
 
@@ -148,16 +148,31 @@ UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
 
 @dataclass(frozen=True, slots=True)
 class ClusterEvent:
-    """A resource and what happened to it; ``custom_label`` names the queue's special events."""
+    """A resource and what happened to it; ``custom_label`` names the queue's special events.
+
+    Its hash and label are computed once: the queue looks events up in its tables and labels its
+    metrics for every pod an event concerns (an enum's hash and label are Python calls)."""
 
     resource: str
     action_type: ActionType
     custom_label: str = ""
+    _hash: int = field(init=False, repr=False, compare=False)
+    _label: str = field(default="", init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.resource, int(self.action_type), self.custom_label)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def label(self) -> str:
         """The name in logs and metrics, e.g. ``NodeAdd`` or ``UnschedulableTimeout``."""
-        return self.custom_label or f"{self.resource}{self.action_type.label}"
+        label = self._label
+        if not label:
+            label = self.custom_label or f"{self.resource}{self.action_type.label}"
+            object.__setattr__(self, "_label", label)
+        return label
 
     def is_wildcard(self) -> bool:
         """``*`` with every action: it moves every pod (``ClusterEventIsWildCard``)."""

@@ -12,7 +12,7 @@ import pytest
 from app.api.objects import Node
 from app.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from app.framework.dra import AllocatedState
-from app.plugins.dynamicresources.allocator import AllocationError, Allocator, FailedOnNode, Features
+from app.plugins.dynamicresources.allocator import AllocationError, Allocator, FailedOnNode, Features, _Run
 from app.plugins.dynamicresources.cel import CelCache
 from builders import make_node
 from plugins.dra_helpers import (
@@ -912,19 +912,80 @@ def test_failed_on_node_is_node_local() -> None:
         ).allocate(case.node, case.claims)
 
 
-def test_claim_needing_no_device_is_allocated_even_when_every_device_is_taken() -> None:
-    """A request for zero devices succeeds without any device: the full-node shortcut must not apply."""
-    classes = {CLASS_A: device_class(CLASS_A, DRIVER_A)}
-    slices = [resource_slice("slice-1", NODE_1, POOL_1, DRIVER_A, dev("device-1"))]
-    allocator = Allocator(
+def _with_device_1_taken(classes: dict[str, DeviceClass], slices: list[ResourceSlice]) -> Allocator:
+    """An allocator over ``slices`` with pool-1's device-1 already allocated."""
+    return Allocator(
         ALL_FEATURES,
         AllocatedState(allocated_devices={(DRIVER_A, POOL_1, "device-1")}),
         classes.get,
         slices,
         CelCache(),
     )
+
+
+def test_claim_needing_no_device_is_allocated_even_when_every_device_is_taken() -> None:
+    """A request for zero devices succeeds without any device: the full-node shortcut must not apply."""
+    classes = {CLASS_A: device_class(CLASS_A, DRIVER_A)}
+    slices = [resource_slice("slice-1", NODE_1, POOL_1, DRIVER_A, dev("device-1"))]
+    allocator = _with_device_1_taken(classes, slices)
     zero = claim("claim-0", exact("req-0", CLASS_A, 0))
     one = claim("claim-1", exact("req-0", CLASS_A, 1))
     solution = allocator.allocate(node(NODE_1, REGION_1), [zero])
     assert solution is not None and solution.allocations()[0]["devices"]["results"] == []
     assert allocator.allocate(node(NODE_1, REGION_1), [one]) is None
+
+
+def _outcome(case: Case) -> Any:
+    """What allocating the case gives: the allocations, None, or the error text."""
+    allocator = Allocator(
+        case.features,
+        AllocatedState(allocated_devices=set(case.allocated)),
+        {c.name: c for c in case.classes}.get,
+        case.slices,
+        CelCache(),
+        share_id=lambda: "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa",
+    )
+    try:
+        solution = allocator.allocate(case.node, case.claims)
+    except AllocationError as err:
+        return f"{type(err).__name__}: {err}"
+    return None if solution is None else solution.allocations()
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_single_device_search_gives_the_general_searchs_result(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shortcut for one claim asking for one device changes no outcome of kube's cases: the
+    same allocations (every field), no solution, or the same error as the general search."""
+    case = CASES[name]
+    with_shortcut = _outcome(case)
+    monkeypatch.setattr(_Run, "_single_device", lambda self: None)
+    assert _outcome(case) == with_shortcut
+
+
+def test_single_device_search_skips_taken_and_unselectable_devices() -> None:
+    """The first device in search order that is free and matches the selectors is the one allocated."""
+    classes = {CLASS_A: device_class(CLASS_A, DRIVER_A)}
+    ok, not_ok = {"ok": {"bool": True}}, {"ok": {"bool": False}}
+    slices = [
+        resource_slice(
+            "slice-1",
+            NODE_1,
+            POOL_1,
+            DRIVER_A,
+            dev("device-1", attributes=ok),
+            dev("device-2", attributes=not_ok),
+            dev("device-3", attributes=ok),
+        )
+    ]
+    allocator = _with_device_1_taken(classes, slices)
+    on_node = node(NODE_1, REGION_1)
+
+    def chosen(request: dict[str, Any]) -> list[str]:
+        solution = allocator.allocate(on_node, [claim("claim-0", request)])
+        assert solution is not None
+        return [r["device"] for r in solution.allocations()[0]["devices"]["results"]]
+
+    assert chosen(exact("req-0", CLASS_A)) == ["device-2"]
+    assert chosen(exact("req-0", CLASS_A, 1, f'device.attributes["{DRIVER_A}"].ok')) == ["device-3"]

@@ -8,6 +8,7 @@ calling ``cel.NewCache(...).GetOrCompile`` and ``DeviceMatches``, as the schedul
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -15,8 +16,15 @@ from typing import Any
 import pytest
 
 from app.api.resource import Device, DeviceAttribute, DeviceCapacity
-from app.plugins.dynamicresources.cel import CelCache, CelError, compile_selector, device_input
+from app.plugins.dynamicresources.cel import (
+    CEL_CLI_NOT_LOADED,
+    CelCache,
+    CelError,
+    compile_selector,
+    device_input,
+)
 from app.plugins.dynamicresources.celcost import COST_LIMIT, CostLimitExceeded, CostWalk, call_cost
+from tests.fresh_interpreter import run_python
 
 DRIVER = "dra.example.com"
 
@@ -508,3 +516,27 @@ def test_each_expression_is_compiled_once_with_its_error() -> None:
     assert cache.get_or_compile("device.driver + 1") is first
     assert first.error.startswith("compilation failed: ERROR: <input>:1:15: found no matching overload")
     assert len(cache) == 1
+
+
+def test_compiling_a_selector_leaves_cels_command_line_unloaded() -> None:
+    """The first DRA selector loads the interpreter, not cel's interactive shell (typer,
+    prompt_toolkit, rich: 27 MiB and 0.4 s of CPU in a scheduler that never starts it), and the
+    selector still compiles and runs. A fresh interpreter: this process may have imported them."""
+    out = run_python(
+        """
+        import json, sys
+        from app.api.resource import parse_resource_slice
+        from app.plugins.dynamicresources.cel import CelCache, device_verdict
+        device = parse_resource_slice({
+            "metadata": {"name": "s"},
+            "spec": {"driver": "d.example.com", "pool": {"name": "p", "generation": 1,
+                     "resourceSliceCount": 1}, "nodeName": "n",
+                     "devices": [{"name": "dev", "attributes": {"model": {"string": "a"}}}]},
+        }).devices[0]
+        verdict = device_verdict(CelCache(), 'device.attributes["d.example.com"].model == "a"', "d.example.com", device)
+        loaded = [m for m in ("typer", "prompt_toolkit", "rich") if m in sys.modules]
+        print(json.dumps({"verdict": verdict, "loaded": loaded, "cli": sys.modules["cel.cli"].__doc__}))
+        """
+    )
+    result = json.loads(out.splitlines()[-1])
+    assert result == {"verdict": True, "loaded": [], "cli": CEL_CLI_NOT_LOADED}

@@ -369,6 +369,119 @@ def test_claim_change_hints() -> None:
     assert pl.is_schedulable_after_claim_change(p, allocated_other, unrelated) == QueueingHint.QUEUE
 
 
+def _with(raw: dict[str, Any], **meta: Any) -> dict[str, Any]:
+    """A copy of ``raw`` with metadata fields replaced (``None`` drops one)."""
+    out = {**raw, "metadata": {**raw["metadata"], **meta}}
+    out["metadata"] = {k: v for k, v in out["metadata"].items() if v is not None}
+    return out
+
+
+def _deallocated(raw: dict[str, Any]) -> dict[str, Any]:
+    return {**raw, "status": {}}
+
+
+OTHER_ALLOCATED = allocated_claim("other", "other-uid", device="instance-2")
+
+# TestIsSchedulableAfterClaimChange (dynamicresources_test.go), with the claims the informer holds
+# (the new object is in the store too, as the hint runs after the informer took it in); then
+# berth's cases for the pods that wait for their own claims while other claims change.
+CLAIM_CHANGE_HINT_CASES = [
+    (
+        "skip-wrong-claim",
+        pod_with_claim_template(False),
+        [],
+        None,
+        allocated_claim() | {"metadata": {**allocated_claim()["metadata"], "ownerReferences": []}},
+        QueueingHint.QUEUE_SKIP,
+    ),
+    (
+        "skip-unrelated-claim",
+        pod_with_claim_template(False),
+        [allocated_claim()],
+        None,
+        _with(allocated_claim(), name=CLAIM + "-foo", uid="claim-uid123"),
+        QueueingHint.QUEUE_SKIP,
+    ),
+    ("queue-on-add", pod_with_claim_name(), [], None, pending_claim(), QueueingHint.QUEUE),
+    (
+        "skip-adding-finalizer",
+        pod_with_claim_name(),
+        [pending_claim()],
+        pending_claim(),
+        _with(pending_claim(), finalizers=["foo"]),
+        QueueingHint.QUEUE_SKIP,
+    ),
+    (
+        "queue-on-status-change",
+        pod_with_claim_name(),
+        [pending_claim()],
+        pending_claim(),
+        {**pending_claim(), "status": {"allocation": {}}},
+        QueueingHint.QUEUE,
+    ),
+    (
+        "claim-deallocate",
+        pod_with_claim_name(),
+        [pending_claim(), OTHER_ALLOCATED],
+        OTHER_ALLOCATED,
+        _deallocated(OTHER_ALLOCATED),
+        QueueingHint.QUEUE,
+    ),
+    (
+        "waiting pod, another pod's claim added",
+        pod_with_claim_template(False),
+        [],
+        None,
+        pending_claim(name="other", uid="other-uid"),
+        QueueingHint.QUEUE_SKIP,
+    ),
+    (
+        "waiting pod, another pod's claim deallocated: its own claim is missing",
+        pod_with_claim_template(False),
+        [OTHER_ALLOCATED],
+        OTHER_ALLOCATED,
+        _deallocated(OTHER_ALLOCATED),
+        QueueingHint.QUEUE_SKIP,
+    ),
+    (
+        "a claim of the same name in another namespace",
+        pod_with_claim_name(),
+        [pending_claim()],
+        None,
+        _with(pending_claim(), namespace="elsewhere", uid="elsewhere-uid"),
+        QueueingHint.QUEUE_SKIP,
+    ),
+    (
+        "generated claim named in the pod's status",
+        pod_with_claim_template(True),
+        [],
+        None,
+        pending_claim(owner=POD_UID),
+        QueueingHint.QUEUE,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "p", "claims", "old", "new", "want"),
+    CLAIM_CHANGE_HINT_CASES,
+    ids=[c[0] for c in CLAIM_CHANGE_HINT_CASES],
+)
+def test_is_schedulable_after_claim_change(
+    name: str,
+    p: Pod,
+    claims: list[dict[str, Any]],
+    old: dict[str, Any] | None,
+    new: dict[str, Any],
+    want: QueueingHint,
+) -> None:
+    store = store_with(*claims)
+    store.upsert("ResourceClaim", new["metadata"]["name"], new)
+    pl = plugin(store)
+    old_claim = parse_resource_claim(old) if old is not None else None
+    assert pl.is_schedulable_after_claim_change(p, old_claim, parse_resource_claim(new)) is want
+
+
 def test_pod_change_hints() -> None:
     pl = plugin(store_with(pending_claim(owner=POD_UID)))
     waiting, complete = pod_with_claim_template(False), pod_with_claim_template(True)

@@ -711,9 +711,17 @@ class PriorityQueue:
             return
         activated = False
         label = event.label
+        # Whether the event matches what the gating plugin registered, per plugin: the same for
+        # every pod it gates (hundreds wait for their claims while a claim controller catches up).
+        ungates: dict[str | None, bool] = {}
         for qpi in pods:
-            if qpi.gated and not match_any_cluster_event(event, qpi.gating_plugin_events):
-                continue
+            if qpi.gated:
+                gate = qpi.gating_plugin
+                matches = ungates.get(gate)
+                if matches is None:
+                    matches = ungates[gate] = match_any_cluster_event(event, qpi.gating_plugin_events)
+                if not matches:
+                    continue
             strategy = self._worth_requeuing(qpi, event, old_obj, new_obj)
             if strategy is _Strategy.SKIP:
                 if logs.enabled(5):

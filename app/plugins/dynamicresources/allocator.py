@@ -103,10 +103,17 @@ class Pool:
     counter_sets: dict[str, dict[str, Fraction]] = field(default_factory=dict)
     device_ids: list[list[DeviceID]] = field(default_factory=list)
     """The IDs of ``slices``' devices, slice by slice (built once, not per node and pod)."""
+    device_id_set: frozenset[DeviceID] = frozenset()
+    """All of ``device_ids``: "is every device of the pool taken" is then one subset test on
+    stored hashes (a list argument would be turned into a new set, hashing every ID, per call)."""
     fits_unrequested: dict[str, bool] = field(default_factory=dict)
     """Device name -> whether the device's capacity admits a request that asks for none while
     nothing of it is consumed: its own property, so kept with the pool (which lives until a slice
     or the node changes) instead of being recomputed with quantities for every pod and node."""
+
+    def __post_init__(self) -> None:
+        if self.device_ids and not self.device_id_set:
+            self.device_id_set = frozenset(i for ids in self.device_ids for i in ids)
 
     @property
     def pool_id(self) -> str:
@@ -444,7 +451,9 @@ class _RequestData:
     parent: str  # the parent request's name for a subrequest, "" otherwise
     device_class: DeviceClass | None
     num_devices: int
-    all_devices: list[tuple[DeviceID, Device, ResourceSlice, Pool]] = field(default_factory=list)
+    # Only requests for all devices fill this (a list of their own then); the others share the
+    # empty tuple, one allocation fewer per request, node and pod.
+    all_devices: Sequence[tuple[DeviceID, Device, ResourceSlice, Pool]] = ()
     selected_sub_request: int = 0
 
     def request_name(self) -> str:
@@ -560,7 +569,11 @@ class Allocator:
     def pools_for(self, node: Node) -> list[Pool]:
         """``GatherPools`` for ``node``, from the cache when neither the slices nor the node changed."""
         cached = self._pools.get(node.name)
-        if cached is not None and cached[0] is node and cached[1] == self.features:
+        if (
+            cached is not None
+            and cached[0] is node
+            and (cached[1] is self.features or cached[1] == self.features)
+        ):
             return cached[2]
         if self._slices_on_node is None:
             self._slices_on_node = {}
@@ -581,7 +594,8 @@ class Allocator:
 
         Raises AllocationError (FailedOnNode for a node-local failure) or AllocationTimeout.
         """
-        run = _Run(self, node, list(claims), deadline)
+        # The search only reads the list: the plugin's, shared by the nodes of a cycle, needs no copy.
+        run = _Run(self, node, claims if isinstance(claims, list) else list(claims), deadline)
         return run.allocate()
 
 
@@ -605,7 +619,25 @@ class Solution:
 
 
 class _Run:
-    """One ``Allocate`` call (``allocator``): the state of the search on one node."""
+    """One ``Allocate`` call (``allocator``): the state of the search on one node (one per node and
+    pod, hence slots)."""
+
+    __slots__ = (
+        "a",
+        "allocating",
+        "allocating_capacity",
+        "claims",
+        "constraints",
+        "consumed_counters",
+        "deadline",
+        "features",
+        "matches",
+        "min_devices_total",
+        "node",
+        "pools",
+        "request_data",
+        "results",
+    )
 
     def __init__(
         self, alloc: Allocator, node: Node, claims: list[ResourceClaim], deadline: float | None
@@ -617,7 +649,7 @@ class _Run:
         self.deadline = deadline
         self.pools: list[Pool] = []
         self.request_data: dict[tuple[int, int, int], _RequestData] = {}
-        self.constraints: list[list[_Constraint]] = []
+        self.constraints: list[Sequence[_Constraint]] = []
         self.matches: dict[tuple[DeviceID, int, int, int], bool] = {}
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
@@ -674,18 +706,21 @@ class _Run:
                     f"claim {claim.key}: number of requested devices {min_devices} "
                     f"exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}"
                 )
-            constraints = []
+            constraints: list[_Constraint] = []
             for i, constraint in enumerate(claim.constraints):
                 if constraint.match_attribute is None and constraint.distinct_attribute is None:
                     raise AllocationError(
                         f"claim {claim.key}, constraint #{i}: empty constraint (unsupported constraint type?)"
                     )
                 constraints.append(_Constraint(constraint, self.features.list_type_attributes))
-            self.constraints.append(constraints)
+            self.constraints.append(constraints or ())
         try:
             # A node whose every device is taken (a full cluster's usual case) needs no search: the
             # search would look at no device, so no selector runs and the outcome is the same.
-            done = self._any_device_free() and self._allocate_one(0, 0, 0, 0, False, (0, 0, 0))
+            done = self._any_device_free()
+            if done:
+                single = self._single_device()
+                done = self._allocate_one(0, 0, 0, 0, False, (0, 0, 0)) if single is None else single
         except _MaxSizeExceeded:
             done = False
         if not done:
@@ -702,8 +737,53 @@ class _Run:
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
-            for ids in pool.device_ids:
-                if not allocated.issuperset(ids):
+            if not pool.device_id_set.issubset(allocated):
+                return True
+        return False
+
+    def _single_device(self) -> bool | None:
+        """The search for the commonest claim (one claim, one request for exactly one device, no
+        constraints, no admin access), without the general recursion: the first device in search
+        order that is free, selectable and fits the capacity. None (search as usual) when the claim
+        is not of that kind or the device found needs more than that (shared counters, taints, a
+        multiple allocation); a device without those that passes the checks is what
+        ``allocateDevice`` takes at once, so the result is the general search's."""
+        if len(self.claims) != 1:
+            return None
+        claim = self.claims[0]
+        if len(claim.requests) != 1 or claim.constraints or len(self.request_data) != 1:
+            return None
+        data = self.request_data.get((0, 0, 0))
+        if data is None or data.parent or data.num_devices != 1:
+            return None
+        request = data.request
+        if request.allocation_mode != ALLOCATION_MODE_EXACT_COUNT or request.admin_access:
+            return None
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise AllocationTimeout
+        features = self.features
+        allocated = self.a.allocated.allocated_devices
+        check_capacity = features.consumable_capacity
+        for pool in self.pools:
+            if pool.incomplete or pool.invalid:
+                continue
+            for s, ids in zip(pool.slices, pool.device_ids, strict=True):
+                for device, device_id in zip(s.devices, ids, strict=True):
+                    # Each device is looked at once here: nothing to remember per search.
+                    if device_id in allocated or not self._matches_request(0, data, s, device, device_id):
+                        continue
+                    if check_capacity and not self._capacity_fits(request, device_id, device, pool):
+                        continue
+                    if (
+                        device.consumes_counters
+                        or (features.device_taints and device.taints)
+                        or (check_capacity and device.allow_multiple_allocations)
+                    ):
+                        return None
+                    if self.deadline is not None and time.monotonic() > self.deadline:
+                        raise AllocationTimeout  # where the general search checks it once more
+                    self.allocating[device_id] = {0}
+                    self.results[0].append(_Result(request.name, "", device_id, device, s, data))
                     return True
         return False
 
@@ -735,6 +815,8 @@ class _Run:
         if request.allocation_mode == ALLOCATION_MODE_EXACT_COUNT:
             data.num_devices = request.count
         elif request.allocation_mode == ALLOCATION_MODE_ALL:
+            all_devices: list[tuple[DeviceID, Device, ResourceSlice, Pool]] = []
+            data.all_devices = all_devices
             for pool in self.pools:
                 if pool.incomplete:
                     raise AllocationError(
@@ -755,7 +837,7 @@ class _Run:
                             request, device_id, device, pool
                         ):
                             continue
-                        data.all_devices.append((device_id, device, s, pool))
+                        all_devices.append((device_id, device, s, pool))
             data.num_devices = len(data.all_devices)
         else:
             raise AllocationError(
@@ -775,7 +857,18 @@ class _Run:
         cached = self.matches.get(cache_key)
         if cached is not None:
             return cached
-        claim = self.claims[key[0]]
+        match = self._matches_request(key[0], data, s, device, device_id)
+        self.matches[cache_key] = match
+        return match
+
+    def _matches_request(
+        self, claim_index: int, data: _RequestData, s: ResourceSlice, device: Device, device_id: DeviceID
+    ) -> bool:
+        """The selectors of the request's class and of the request, and per-device node selection
+        (what :meth:`_selectable` remembers per search)."""
+        if not self.features.device_binding_and_status and device.binding_conditions:
+            return False
+        claim = self.claims[claim_index]
         match = True
         if data.device_class is not None and data.device_class.selectors:
             match = self._selectors_match(
@@ -785,7 +878,6 @@ class _Run:
             match = self._selectors_match(claim, device_id, device, None, data.request.selectors)
         if match and s.per_device_node_selection:
             match = node_matches(self.node, device.node_name, device.all_nodes, device.node_selector)
-        self.matches[cache_key] = match
         return match
 
     def _selectors_match(
@@ -796,12 +888,12 @@ class _Run:
         device_class: DeviceClass | None,
         selectors: list[str],
     ) -> bool:
-        where = f"class {device_class.name}" if device_class is not None else f"claim {claim.key}"
         for i, expression in enumerate(selectors):
             verdict = device.selector_results.get(expression)
             if verdict is None:
                 verdict = device_verdict(self.a.cel_cache, expression, device_id[0], device)
             if isinstance(verdict, str):
+                where = f"class {device_class.name}" if device_class is not None else f"claim {claim.key}"
                 if verdict.startswith(COMPILE_ERROR):
                     raise AllocationError(
                         f"{where}: selector #{i}: CEL compile error: {verdict[len(COMPILE_ERROR) :]}"

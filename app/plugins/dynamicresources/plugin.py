@@ -130,10 +130,14 @@ UNIMPLEMENTED_GATES = {
 }
 
 
+_FEATURES: dict[Features, Features] = {}
+
+
 def allocator_features() -> Features:
-    """``AllocatorFeatures``: the allocator's features from the process's gates."""
+    """``AllocatorFeatures``: the allocator's features from the process's gates. Equal features are
+    one object, so that the pool cache (kept per features) recognises them by identity."""
     on = featuregates.DEFAULT.enabled
-    return Features(
+    features = Features(
         admin_access=on("DRAAdminAccess"),
         prioritized_list=on("DRAPrioritizedList"),
         partitionable_devices=on("DRAPartitionableDevices"),
@@ -142,6 +146,7 @@ def allocator_features() -> Features:
         consumable_capacity=on("DRAConsumableCapacity"),
         list_type_attributes=on("DRAListTypeAttributes"),
     )
+    return _FEATURES.setdefault(features, features)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +190,9 @@ class _State(StateData):
         self.initial_extended_uid = ""
         self.node_claims: dict[str, NodeClaim] = {}
         self.claim_variants: dict[frozenset[str], NodeClaim] = {}
+        # The claims Filter allocates on every node when the pod has no special claim (which
+        # varies by node): fixed from PreFilter to PreBind, so listed once, not per node.
+        self.user_claims_to_allocate: list[ResourceClaim] | None = None
 
     def to_allocate(self) -> list[tuple[int, ResourceClaim]]:
         return [(i, c) for i, c in enumerate(self.claims) if c.allocation is None]
@@ -320,6 +328,12 @@ class DynamicResources(
                 raise HintError(f"expected a ResourceClaim, got {type(obj).__name__}")
         assert isinstance(new, ResourceClaim)
         original = old if isinstance(old, ResourceClaim) else None
+        deallocated = original is not None and original.allocation is not None and new.allocation is None
+        if not deallocated and not _names_claim(pod, new):
+            # pod_claims finds a claim under the pod's namespace and the names the pod gives: one
+            # not named there is not the pod's, so the answer is QueueSkip whether the pod's own
+            # claims exist or not (the pods waiting for their claims are asked about every claim).
+            return QueueingHint.QUEUE_SKIP
         try:
             uses_claim = any(c.uid == new.uid for _, c in self.pod_claims(pod))
         except ClaimLookupError:
@@ -415,6 +429,8 @@ class DynamicResources(
                 pool_cache=pool_cache,
             )
         s.claims = claims
+        if extended is None:
+            s.user_claims_to_allocate = [c for _, c in s.to_allocate()]
         return None, None
 
     def _pre_filter_extended_resources(self, pod: Pod, s: _State) -> ResourceClaim | None:
@@ -474,7 +490,7 @@ class DynamicResources(
             return unresolvable(str(err))
         if extended is None and s.user_claims == 0:
             return None
-        unavailable = []
+        unavailable: list[int] = []
         for index, claim in enumerate(s.claims):
             selector = s.infos[index].available_on_nodes
             if selector is not None and not selector.matches(node.name, node.labels):
@@ -492,10 +508,12 @@ class DynamicResources(
                     unavailable.append(index)
         allocations: Solution | None = None
         if s.allocator is not None:
-            special = s.extended_claim
-            claims_to_allocate = [
-                extended.claim if c is special and extended is not None else c for _, c in s.to_allocate()
-            ]
+            claims_to_allocate = s.user_claims_to_allocate
+            if claims_to_allocate is None:
+                special = s.extended_claim
+                claims_to_allocate = [
+                    extended.claim if c is special and extended is not None else c for _, c in s.to_allocate()
+                ]
             deadline = time.monotonic() + self.filter_timeout if self.filter_timeout else None
             try:
                 allocations = s.allocator.allocate(node, claims_to_allocate, deadline)
@@ -862,6 +880,23 @@ class DynamicResources(
             if time.monotonic() >= deadline:
                 return error("device binding timeout: context deadline exceeded")
             time.sleep(min(BINDING_POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+
+
+def _names_claim(pod: Pod, claim: ResourceClaim) -> bool:
+    """Whether one of the pod's claim entries names ``claim`` (directly, or as the claim generated
+    from a template, by the pod's status), in the pod's namespace: the only way
+    :meth:`DynamicResources.pod_claims` can return it."""
+    if claim.namespace != pod.namespace:
+        return False
+    for ref in pod.resource_claims.claims:
+        if ref.resource_claim_name:
+            if ref.resource_claim_name == claim.name:
+                return True
+        elif (
+            ref.resource_claim_template_name and pod.resource_claims.generated_name(ref.name)[1] == claim.name
+        ):
+            return True
+    return False
 
 
 def _has_binding_conditions(claims: list[ResourceClaim]) -> bool:
