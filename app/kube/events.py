@@ -382,7 +382,10 @@ class EventBroadcaster:
             self._writing -= 1
             if retry:
                 self._schedule_retry(entry, count, tries + 1)
-            self._cond.notify()
+            # The sink waits for a write's end only to time a retry or to finish shutting down;
+            # waking it after every successful write cost a thread switch per event.
+            if retry or self._stopping:
+                self._cond.notify()
 
     def _schedule_retry(self, entry: _Entry, count: int, tries: int) -> None:
         """Another try of ``entry`` in ``retry_interval`` (jittered), unless it is out of tries (the
