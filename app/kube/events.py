@@ -80,7 +80,10 @@ GATHER_SECONDS = 0.02
 """After the first event of a burst wakes the sink, it lets the burst gather this long and hands
 what came to one writer thread: one wake of the sink and one of a writer per batch instead of
 two thread switches per event (a scheduled pod's Scheduled event). Events are written at most
-this much later; what is written, and in which order, is unchanged."""
+this much later; what is written is unchanged."""
+EVENTS_PER_WRITER = 8
+"""New events of one batch handed to the same writer thread at most: a backlog (a batch of up to
+``_BATCH``) is still written by several threads at once, as the API server's latency needs."""
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _DNS_SUBDOMAIN_MAX = 253
 _HTTP_NOT_FOUND = 404
@@ -327,9 +330,9 @@ class EventBroadcaster:
     def _round(self) -> bool:
         """One batch, the retries due and the series upkeep; True once stopped and drained."""
         batch, stopping = self._next_batch()
-        writer = next(self._seq) % self.writers  # the batch's new events: one writer to wake
-        for occurrence in batch:
-            self._observe(occurrence, writer)
+        first = next(self._seq)
+        for i, occurrence in enumerate(batch):
+            self._observe(occurrence, (first + i // EVENTS_PER_WRITER) % self.writers)
         self._retry_due(stopping)
         if not stopping:
             self._housekeeping()

@@ -11,7 +11,7 @@ import pytest
 
 from app.api.objects import Pod
 from app.kube.client import KubeClient
-from app.kube.events import SERIES_FINISH_NANOS, EventBroadcaster, ObjectRef
+from app.kube.events import EVENTS_PER_WRITER, SERIES_FINISH_NANOS, EventBroadcaster, ObjectRef
 from kube.apiwrites import list_events, make_pod, raw_client, wait_for  # noqa: F401  (the kc fixture)
 
 pytestmark = pytest.mark.kube
@@ -163,21 +163,21 @@ def test_a_burst_is_written_in_the_order_recorded_and_a_lone_event_at_once(
     rec = b.recorder("default-scheduler")
     b.start()
     try:
-        names = [f"pod-{i}" for i in range(30)]
+        names = [f"pod-{i}" for i in range(EVENTS_PER_WRITER)]
         for i, name in enumerate(names):
             ref = ObjectRef(kind="Pod", api_version="v1", name=name, namespace=namespace, uid=f"uid-{i}")
             rec.eventf(
                 ref, None, "Normal", "Scheduled", "Binding", f"Successfully assigned {namespace}/{name}"
             )
-        wait_for(lambda: len(list_events(kc, namespace)) == 30)
-        # The sink hands a gathered burst to one writer, which creates the Events one after the other.
+        wait_for(lambda: len(list_events(kc, namespace)) == len(names))
+        # The sink hands a small gathered burst to one writer, which creates the Events in turn.
         created = sorted(list_events(kc, namespace), key=lambda e: int(e["metadata"]["resourceVersion"]))
         assert [e["regarding"]["name"] for e in created] == names
         # A lone event is not held back waiting for company.
         lone = ObjectRef(kind="Pod", api_version="v1", name="lone", namespace=namespace, uid="uid-lone")
         start = time.monotonic()
         rec.eventf(lone, None, "Normal", "Scheduled", "Binding", f"Successfully assigned {namespace}/lone")
-        wait_for(lambda: len(list_events(kc, namespace)) == 31, timeout=5)
+        wait_for(lambda: len(list_events(kc, namespace)) == len(names) + 1, timeout=5)
         assert time.monotonic() - start < 2
     finally:
         b.shutdown()
