@@ -347,12 +347,20 @@ def _child(metric: Any, *labels: str) -> Any:
     return child
 
 
+_PENDING_QUEUES = ("active", "backoff", "unschedulable", "gated")
+_pending_set: list[int | None] = [None] * len(_PENDING_QUEUES)  # what each child was last set to
+_pending_lock = threading.Lock()
+
+
 def set_pending_pods(active: int, backoff: int, unschedulable: int, gated: int) -> None:
-    """Set ``scheduler_pending_pods`` for each queue."""
-    _child(PENDING_PODS, "active").set(active)
-    _child(PENDING_PODS, "backoff").set(backoff)
-    _child(PENDING_PODS, "unschedulable").set(unschedulable)
-    _child(PENDING_PODS, "gated").set(gated)
+    """Set ``scheduler_pending_pods`` for each queue. The queue calls this after every operation and
+    usually one count moved: only the children whose value changed are set (they alone are set
+    here, so the others already hold their value)."""
+    with _pending_lock:
+        for i, value in enumerate((active, backoff, unschedulable, gated)):
+            if _pending_set[i] != value:
+                _pending_set[i] = value
+                _child(PENDING_PODS, _PENDING_QUEUES[i]).set(value)
 
 
 def observe_queue_incoming(queue: str, event: str) -> None:
