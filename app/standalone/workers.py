@@ -43,6 +43,7 @@ class WorkerPool:
         self._threads: list[threading.Thread] = []
         self._pending = 0
         self._idle = threading.Condition(threading.Lock())
+        self._waiting_for: list[int] = []  # each waiter's ``at_most``: a task's end wakes them at it
         self._closed = False
         self._cancelled = False
 
@@ -68,10 +69,16 @@ class WorkerPool:
                 thread.start()
         self._tasks.put(task)
 
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait until every submitted task has finished, for at most ``timeout``; True if they did."""
+    def wait(self, timeout: float | None = None, at_most: int = 0) -> bool:
+        """Wait until at most ``at_most`` submitted tasks are unfinished (by default: all finished),
+        for at most ``timeout`` seconds; True if that was reached. A caller that lets a backlog drain
+        to a low mark is woken once, at the mark, not at every task's end."""
         with self._idle:
-            return self._idle.wait_for(lambda: self._pending == 0, timeout)
+            self._waiting_for.append(at_most)
+            try:
+                return self._idle.wait_for(lambda: self._pending <= at_most, timeout)
+            finally:
+                self._waiting_for.remove(at_most)
 
     def shutdown(self) -> None:
         """Take no more tasks, drop the queued ones (running ones finish) and let the threads end."""
@@ -95,5 +102,5 @@ class WorkerPool:
                     self._pending -= 1
                     if self._on_pending is not None:
                         self._on_pending(self._pending)
-                    if not self._pending:
+                    if self._waiting_for and self._pending <= max(self._waiting_for):
                         self._idle.notify_all()

@@ -36,6 +36,22 @@ def test_tasks_run_on_at_most_size_named_threads_and_are_counted_until_done() ->
     pool.shutdown()
 
 
+def test_a_backlog_can_be_waited_down_to_a_low_mark() -> None:
+    gates = [threading.Event() for _ in range(6)]
+    pool = WorkerPool(1, "binding")
+    for gate in gates:
+        pool.submit(lambda gate=gate: gate.wait(5))
+    assert not pool.wait(0.05, at_most=3)
+    for gate in gates[:3]:
+        gate.set()
+    assert pool.wait(5, at_most=3)
+    assert pool.pending <= 3
+    for gate in gates[3:]:
+        gate.set()
+    assert pool.wait(5)
+    pool.shutdown()
+
+
 def test_a_failing_task_is_reported_and_the_thread_goes_on() -> None:
     errors: list[BaseException] = []
     ran = threading.Event()
