@@ -15,11 +15,9 @@ the same failure path as an error.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol
 
 from app import featuregates, logs, metrics
@@ -34,6 +32,7 @@ from app.kube.events import truncate_note
 from app.scheduler.scheduler import Attempt, Engine
 from app.standalone import stats
 from app.standalone.traces import DecisionTraces, PreparedTrace
+from app.standalone.workers import WorkerPool
 
 __all__ = ["EventSink", "Scheduler", "StatusSink"]
 
@@ -103,12 +102,14 @@ class Scheduler:
         self.recorders = recorders
         self.status = status
         self.traces = traces if traces is not None else DecisionTraces()
-        self._pool = ThreadPoolExecutor(max_workers=bind_workers, thread_name_prefix="binding")
         self._max_pending = bind_workers * PENDING_CALLS_PER_WORKER
-        self._in_flight: set[Future[None]] = set()
-        self._in_flight_lock = threading.Lock()
-        self._call_finished = threading.Condition(self._in_flight_lock)
         self._count_async = featuregates.DEFAULT.enabled("SchedulerAsyncAPICalls")
+        self._pool = WorkerPool(
+            bind_workers,
+            "binding",
+            on_pending=self._record_pending_bindings if self._count_async else None,
+            on_error=_log_binding_error,
+        )
         self._loop: threading.Thread | None = None
         self._stopping = threading.Event()
         self._lifecycle = threading.Lock()
@@ -143,42 +144,18 @@ class Scheduler:
         self.queue.close()
         if loop is not None:
             loop.join(timeout)
-        deadline = time.monotonic() + timeout
-        with self._in_flight_lock:
-            pending = list(self._in_flight)
-        for future in pending:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            with contextlib.suppress(Exception):  # logged where it happened
-                future.result(remaining)
-        with self._in_flight_lock:
-            done = not self._in_flight
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        done = self._pool.wait(timeout)
+        self._pool.shutdown()
         return done
 
     def _submit(self, fn: Callable[[], None]) -> None:
-        future = self._pool.submit(fn)
-        with self._in_flight_lock:
-            self._in_flight.add(future)
-            self._record_pending_bindings()
-        future.add_done_callback(self._finished)
+        self._pool.submit(fn)
 
-    def _finished(self, future: Future[None]) -> None:
-        with self._in_flight_lock:
-            self._in_flight.discard(future)
-            self._record_pending_bindings()
-            if len(self._in_flight) <= self._max_pending // 2:
-                self._call_finished.notify()
-        err = future.exception()
-        if err is not None:
-            logs.error("Unhandled error in a binding cycle", err=repr(err))
-
-    def _record_pending_bindings(self) -> None:
+    @staticmethod
+    def _record_pending_bindings(pending: int) -> None:
         """``scheduler_pending_async_api_calls{call_type="pod_binding"}`` under SchedulerAsyncAPICalls:
-        the binding cycles handed to the workers and not finished (called under the in-flight lock)."""
-        if self._count_async:
-            metrics.PENDING_ASYNC_API_CALLS.labels("pod_binding").set(len(self._in_flight))
+        the binding cycles handed to the workers and not finished (called under the pool's lock)."""
+        metrics.PENDING_ASYNC_API_CALLS.labels("pod_binding").set(pending)
 
     # --- ScheduleOne -------------------------------------------------------------------------
 
@@ -231,11 +208,10 @@ class Scheduler:
         """With ``_max_pending`` calls pending, wait until half of them finished, but not past a
         stop. Only the scheduling thread waits: a binding cycle that fails hands over its status
         update without waiting (waiting there could leave every worker waiting for the others)."""
-        with self._call_finished:
-            if len(self._in_flight) < self._max_pending:
-                return
-            while len(self._in_flight) > self._max_pending // 2 and not self._stopping.is_set():
-                self._call_finished.wait(0.5)
+        if self._pool.pending < self._max_pending:
+            return
+        while not self._stopping.is_set() and not self._pool.wait(0.5, at_most=self._max_pending // 2):
+            pass
 
     def _node_names(self) -> list[str]:
         return [n.name for n in self.engine.algorithm.snapshot.list()]
@@ -345,3 +321,7 @@ class Scheduler:
         recorder = self.recorders.get(fwk.profile_name)
         if recorder is not None:
             recorder.eventf(pod.raw, None, type_, reason, action, note)
+
+
+def _log_binding_error(err: BaseException) -> None:
+    logs.error("Unhandled error in a binding cycle", err=repr(err))

@@ -156,6 +156,31 @@ def test_shutdown_flushes_every_queued_event(kc: KubeClient, namespace: str) -> 
     assert (b.dropped, b.failed) == (0, 0)
 
 
+def test_a_burst_is_written_whole_and_a_lone_event_at_once(kc: KubeClient, namespace: str) -> None:
+    b = EventBroadcaster(kc, reporting_instance=INSTANCE)
+    rec = b.recorder("default-scheduler")
+    b.start()
+    try:
+        names = [f"pod-{i}" for i in range(30)]
+        for i, name in enumerate(names):
+            ref = ObjectRef(kind="Pod", api_version="v1", name=name, namespace=namespace, uid=f"uid-{i}")
+            rec.eventf(
+                ref, None, "Normal", "Scheduled", "Binding", f"Successfully assigned {namespace}/{name}"
+            )
+        # The sink takes the gathered burst in one batch; every Event of it is created.
+        wait_for(lambda: len(list_events(kc, namespace)) == len(names))
+        assert sorted(e["regarding"]["name"] for e in list_events(kc, namespace)) == sorted(names)
+        # A lone event is not held back waiting for company.
+        lone = ObjectRef(kind="Pod", api_version="v1", name="lone", namespace=namespace, uid="uid-lone")
+        start = time.monotonic()
+        rec.eventf(lone, None, "Normal", "Scheduled", "Binding", f"Successfully assigned {namespace}/lone")
+        wait_for(lambda: len(list_events(kc, namespace)) == len(names) + 1, timeout=5)
+        assert time.monotonic() - start < 2
+    finally:
+        b.shutdown()
+    assert (b.dropped, b.failed) == (0, 0)
+
+
 def test_a_rejected_event_is_dropped_and_the_sink_goes_on(kc: KubeClient, namespace: str) -> None:
     b = EventBroadcaster(kc, reporting_instance=INSTANCE)
     rec = b.recorder("default-scheduler")

@@ -1,0 +1,95 @@
+"""The binding workers' pool: tasks run on named threads, are counted until they finish, and a
+shut-down pool drops what was still queued."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from app.standalone.workers import WorkerPool
+
+
+def test_tasks_run_on_at_most_size_named_threads_and_are_counted_until_done() -> None:
+    seen: list[int] = []
+    release = threading.Event()
+    names: set[str] = set()
+    lock = threading.Lock()
+
+    def task() -> None:
+        release.wait(5)
+        with lock:
+            names.add(threading.current_thread().name)
+
+    pool = WorkerPool(2, "binding", on_pending=seen.append)
+    for _ in range(5):
+        pool.submit(task)
+    assert pool.pending == 5
+    assert not pool.wait(0.05)
+    release.set()
+    assert pool.wait(5)
+    assert pool.pending == 0
+    assert names <= {"binding_0", "binding_1"} and names
+    # The gauge hears every submission and every end, never a stale count.
+    assert seen[:5] == [1, 2, 3, 4, 5]
+    assert seen[5:] == [4, 3, 2, 1, 0]
+    pool.shutdown()
+
+
+def test_a_backlog_can_be_waited_down_to_a_low_mark() -> None:
+    gates = [threading.Event() for _ in range(6)]
+    pool = WorkerPool(1, "binding")
+    for gate in gates:
+        pool.submit(lambda gate=gate: gate.wait(5))
+    assert not pool.wait(0.05, at_most=3)
+    for gate in gates[:3]:
+        gate.set()
+    assert pool.wait(5, at_most=3)
+    assert pool.pending <= 3
+    for gate in gates[3:]:
+        gate.set()
+    assert pool.wait(5)
+    pool.shutdown()
+
+
+def test_a_failing_task_is_reported_and_the_thread_goes_on() -> None:
+    errors: list[BaseException] = []
+    ran = threading.Event()
+
+    def boom() -> None:
+        raise ValueError("bind exploded")
+
+    pool = WorkerPool(1, "binding", on_error=errors.append)
+    pool.submit(boom)
+    pool.submit(ran.set)
+    assert pool.wait(5)
+    assert ran.is_set()
+    assert [str(e) for e in errors] == ["bind exploded"]
+    pool.shutdown()
+
+
+def test_shutdown_drops_queued_tasks_lets_running_ones_finish_and_refuses_new_ones() -> None:
+    started = threading.Event()
+    release = threading.Event()
+    ran: list[str] = []
+
+    def slow() -> None:
+        started.set()
+        release.wait(5)
+        ran.append("slow")
+
+    pool = WorkerPool(1, "binding")
+    pool.submit(slow)
+    pool.submit(lambda: ran.append("queued"))
+    assert started.wait(5)
+    pool.shutdown()
+    release.set()
+    assert pool.wait(5)
+    assert ran == ["slow"]
+    with pytest.raises(RuntimeError):
+        pool.submit(lambda: None)
+
+
+def test_a_pool_needs_a_thread() -> None:
+    with pytest.raises(ValueError):
+        WorkerPool(0, "binding")
