@@ -30,6 +30,7 @@ from app.framework.interfaces import (
     ObjectLister,
     PodNominator,
 )
+from app.framework.preemption.parallelizer import VictimParallelizer
 from app.framework.registry import Registry
 from app.framework.runtime import Framework, NodeScore, NodeScores, TimedFilters
 from app.framework.status import Code, NodeToStatus, Status
@@ -261,6 +262,9 @@ class _Handle:
         self.parallelism = parallelism
         # --- storage: where VolumeBinding's PreBind writes (see VolumeWriter) ---
         self.volume_writer: Any = engine.volume_writer
+        # Where preemption evicts a candidate's victims in parallel (berth run sets it); None: one
+        # after the other, in order (simulate, the extender, tests over the cache).
+        self.preemption_parallelizer: VictimParallelizer | None = None
 
     @property
     def snapshot(self) -> NodeInfoLister:

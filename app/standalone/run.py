@@ -196,6 +196,7 @@ class Runner:
         c = self.c
         if not c.scheduler.stop(timeout=BINDING_GRACE):
             logs.warning("Shutting down with bindings still in flight", graceSeconds=BINDING_GRACE)
+        c.preemption_parallelizer.shutdown()
         elector_stop.set()  # releases the lease (ReleaseOnCancel)
         candidate_stop.set()
         if elector_thread is not None:

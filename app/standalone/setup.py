@@ -21,6 +21,7 @@ from app.backend.queue.scheduling_queue import PriorityQueue
 from app.config import dump_config
 from app.config.types import LeaderElectionConfig as LeaderElectionSettings
 from app.config.types import SchedulerConfiguration
+from app.framework.preemption.parallelizer import VictimParallelizer
 from app.framework.registry import Registry
 from app.kube.actions import ApiBinder, ApiClusterActions, ApiVolumeWriter
 from app.kube.client import KubeClient
@@ -73,6 +74,7 @@ class Components:
     leader_election: LeaderElectionSettings | None  # None: leaderElect is false
     coordinated: bool  # CoordinatedLeaderElection: the API server picks the leader among candidates
     candidate: LeaseCandidate | None
+    preemption_parallelizer: VictimParallelizer  # the victims' evictions; shut down with the scheduler
 
     @property
     def delay_informers(self) -> bool:
@@ -127,6 +129,10 @@ def setup(cfg: SchedulerConfiguration, registry: Registry, options: Options) -> 
     engine.algorithm.memoize_node_local = True
     engine.algorithm.time_sampled_cycles_in_full = True
     metrics.CACHE_SIZE.sizes = engine.cache.sizes
+    # Victims are evicted in parallel, as kube-scheduler's Parallelizer evicts them: each one is a
+    # PATCH and a DELETE the scheduling thread would otherwise wait for one after the other.
+    preemption_parallelizer = VictimParallelizer()
+    engine.handle.preemption_parallelizer = preemption_parallelizer
     queue = PriorityQueue.for_profiles(
         engine.profiles,
         pod_initial_backoff=float(cfg.pod_initial_backoff_seconds),
@@ -174,6 +180,7 @@ def setup(cfg: SchedulerConfiguration, registry: Registry, options: Options) -> 
         leader_election=le,
         coordinated=coordinated,
         candidate=candidate,
+        preemption_parallelizer=preemption_parallelizer,
     )
 
 

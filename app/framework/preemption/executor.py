@@ -3,23 +3,27 @@
 kube-scheduler v1.36 preempts asynchronously (SchedulerAsyncPreemption, beta and on by default):
 the preemptor is marked "preempting" (DefaultPreemption's PreEnqueue then holds it back), the
 lower-priority pods nominated to the node lose their nomination, every victim but the last is
-evicted, then the last one (its deletion is what requeues the preemptor). berth runs those steps
-in the same order, inline, through the handle's :class:`~app.framework.interfaces.ClusterActions`;
-an action that fails is logged and ends the preemption, as an error in kube-scheduler's goroutine
-does (the PostFilter result stays Success). ``async_preemption=False`` is the synchronous
-``prepareCandidate``: a failed eviction is the PostFilter's Error status.
+evicted in parallel, then the last one (its deletion is what requeues the preemptor). berth runs
+those steps in the same order, inline, through the handle's
+:class:`~app.framework.interfaces.ClusterActions`; an action that fails is logged and ends the
+preemption, as an error in kube-scheduler's goroutine does (the PostFilter result stays Success).
+``async_preemption=False`` is the synchronous ``prepareCandidate``: all victims in parallel, a
+failed eviction is the PostFilter's Error status. "In parallel" is on the handle's
+:class:`~app.framework.preemption.parallelizer.VictimParallelizer` (``preemption_parallelizer``,
+set by ``berth run``); without one the victims are evicted one after the other, in their order.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from app import logs, metrics
 from app.api.objects import Pod, pod_priority
 from app.framework.interfaces import ClusterActions, PodNominator
+from app.framework.preemption.parallelizer import VictimParallelizer, run_in_order
 from app.framework.status import Code, Status
 
 __all__ = ["Executor", "lower_priority_nominated_pods"]
@@ -46,6 +50,18 @@ class Executor:
     def actions(self) -> ClusterActions | None:
         """The handle's cluster actions (None for a handle without them)."""
         return getattr(self.handle, "cluster_actions", None)
+
+    @property
+    def parallelizer(self) -> VictimParallelizer | None:
+        """The handle's parallelizer for victims (``berth run``); None: victims are evicted in order."""
+        return getattr(self.handle, "preemption_parallelizer", None)
+
+    def _until(self, pieces: int, work: Callable[[int], Status | None]) -> Status | None:
+        """``Parallelizer().Until`` over ``pieces`` stopping at the first failure, which it returns."""
+        parallelizer = self.parallelizer
+        if parallelizer is None:
+            return run_in_order(pieces, work)
+        return parallelizer.until(pieces, work)
 
     @property
     def nominator(self) -> PodNominator | None:
@@ -86,15 +102,19 @@ class Executor:
                 s = actions.clear_nominated_node_name(nominated)
                 if s is not None and not s.is_success():
                     logs.error("Cannot clear 'NominatedNodeName' field", node=node_name, err=s.message())
-            for victim in to_delete[:-1]:
-                s = actions.preempt_pod(preemptor, victim, node_name, plugin)
-                if s is not None and not s.is_success():
-                    logs.error("Error occurred during async preemption", pod=preemptor.key, err=s.message())
-                    return
-            last = to_delete[-1]
+
+            def preempt(index: int) -> Status | None:
+                return actions.preempt_pod(preemptor, to_delete[index], node_name, plugin)
+
+            # All victims but the last in parallel; the last one alone afterwards, once recorded,
+            # so that PreEnqueue can tell its deletion is under way (kube-scheduler's comment).
+            s = self._until(len(to_delete) - 1, preempt)
+            if s is not None and not s.is_success():
+                logs.error("Error occurred during async preemption", pod=preemptor.key, err=s.message())
+                return
             with self._lock:
-                self._last_victim[uid] = last
-            s = actions.preempt_pod(preemptor, last, node_name, plugin)
+                self._last_victim[uid] = to_delete[-1]
+            s = preempt(len(to_delete) - 1)
             if s is not None and not s.is_success():
                 logs.error(
                     "Error occurred during async preemption of the last victim",
@@ -113,12 +133,13 @@ class Executor:
         self, actions: ClusterActions, node_name: str, victims: Sequence[Pod], preemptor: Pod, plugin: str
     ) -> Status | None:
         metrics.PREEMPTION_VICTIMS.observe(len(victims))
-        for victim in victims:
-            if victim.deletion_timestamp:
-                continue
-            s = actions.preempt_pod(preemptor, victim, node_name, plugin)
-            if s is not None and not s.is_success():
-                return Status(Code.ERROR, *s.reasons)
+        # A victim whose graceful deletion has already started needs no API call.
+        to_delete = [v for v in victims if not v.deletion_timestamp]
+        s = self._until(
+            len(to_delete), lambda index: actions.preempt_pod(preemptor, to_delete[index], node_name, plugin)
+        )
+        if s is not None and not s.is_success():
+            return Status(Code.ERROR, *s.reasons)
         nominated = lower_priority_nominated_pods(self.nominator, pod_priority(preemptor), node_name)
         if nominated:
             s = actions.clear_nominated_node_name(nominated)
