@@ -163,7 +163,7 @@ class Scheduler:
         """Pop one pod and schedule it; False when the queue is closed (or ``timeout`` passed).
 
         While the API calls handed to the binding workers lag behind (PENDING_CALLS_PER_WORKER per
-        worker), the next pod waits in the queue until one finishes."""
+        worker), the next pod waits in the queue until half of them have finished."""
         self._wait_for_workers()
         qpi = self.queue.pop(timeout)
         if qpi is None:
@@ -198,9 +198,10 @@ class Scheduler:
             self._scheduling_failed(fwk, qpi, attempt, start)
             return True
         # A binding cycle can wait for a worker (up to _max_pending): its trace is prepared now, and
-        # it waits with the attempt in less memory (compact scores, no per-node statuses).
+        # it waits with the attempt in less memory (compact scores, no per-node statuses), the one
+        # the trace was made from.
         trace = self.traces.prepare(attempt, self._node_names, qpi.attempts)
-        waiting = attempt.without_node_statuses()
+        waiting = trace.light
         self._submit(lambda: self._binding_cycle(fwk, state, qpi, waiting, start, trace))
         return True
 

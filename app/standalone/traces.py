@@ -100,15 +100,16 @@ class DecisionTraces:
         names: Sequence[str] = ()
         if attempt.status == "Unschedulable" and attempt.num_all_nodes > len(statuses):
             names = node_names()
-        slim = _slim(attempt)
+        light = attempt.without_node_statuses()
+        slim = _slim(light)
         grouped = _GroupedStatuses(statuses)
         result = slim.result
         held = len(grouped) + len(names) + (len(result.scores) if result is not None else 0)
-        return PreparedTrace(slim, names, attempts, grouped, held)
+        return PreparedTrace(slim, names, attempts, grouped, held, light)
 
     def keep(self, prepared: PreparedTrace) -> None:
         """Remember a prepared trace as its pod's latest, as of now."""
-        slim, names, attempts, grouped, held = prepared
+        slim, names, attempts, grouped, held, _ = prepared
         key = slim.pod.key
         trace = (slim, names, attempts, time.time(), grouped, held)
         with self._lock:
@@ -197,11 +198,12 @@ class PreparedTrace(NamedTuple):
     attempts: int
     grouped: _GroupedStatuses
     held: int
+    #: ``attempt.without_node_statuses()``, the pod and its assumed copy kept: what a scheduled
+    #: attempt waits for its binding cycle with (made once here, for the trace and the wait).
+    light: Attempt
 
 
-def _slim(attempt: Attempt) -> Attempt:
-    """``attempt`` with what its explanation reads: the pod without its raw object, no assumed copy,
-    the scores compacted, and no per-node statuses (kept grouped beside it)."""
-    attempt = attempt.without_node_statuses()
-    pod = dataclasses.replace(attempt.pod, raw={})
-    return dataclasses.replace(attempt, pod=pod, assumed=None)
+def _slim(light: Attempt) -> Attempt:
+    """What an explanation reads of an attempt already without its per-node statuses (kept grouped
+    beside it) and with compact scores: the pod without its raw object, and no assumed copy."""
+    return dataclasses.replace(light, pod=dataclasses.replace(light.pod, raw={}), assumed=None)

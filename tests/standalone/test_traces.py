@@ -173,7 +173,7 @@ def test_a_scheduled_attempt_prepared_before_its_binding_explains_its_rejected_n
     expected = record_dict(explain_attempt(attempt, []))
     traces = DecisionTraces()
     prepared = traces.prepare(attempt, list)
-    waiting = attempt.without_node_statuses()
+    waiting = prepared.light  # what the binding cycle waits with
     assert attempt.diagnosis.node_to_status.statuses  # "small" was rejected, and the attempt says so
     assert not waiting.diagnosis.node_to_status.statuses
     assert waiting.result is not None and not waiting.result.diagnosis.node_to_status.statuses
