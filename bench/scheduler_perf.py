@@ -20,6 +20,9 @@ to its stop (pods are created inside the window, as upstream):
   every second, the first sample skipped, a second with nothing new folded into the next sample (which
   is then recorded once per second it spans); Average and Perc50/90/95/99 of those samples (pods/s).
 * CPU ms per measured pod: the scheduler process's user+system CPU (``/proc/PID/stat``) over the window.
+* API server + etcd CPU ms per measured pod: the same, for the control plane's two processes; the
+  bench's own requests are in it too, the same for both schedulers, so the difference is what serving
+  each scheduler costs.
 * peak RSS: the scheduler process's VmHWM at the end of the workload (MiB).
 * API requests per measured pod: the API server's ``apiserver_request_total`` over the window minus the
   requests this bench made itself (counted at its client); includes the API server's own few loopback
@@ -351,6 +354,10 @@ class Window:
     throughput: dict[str, float] = field(default_factory=dict)
     samples: list[float] = field(default_factory=list)
     cpu_ms_per_pod: float = 0.0
+    control_plane_cpu_ms_per_pod: float = 0.0
+    """etcd's and kube-apiserver's CPU over the window per measured pod: what serving the scheduler
+    (its watches, binds and Events, in its encoding) costs the API server, besides the bench's own
+    requests (the same for both schedulers)."""
     api_requests_per_pod: float = 0.0
     events_per_pod: float = 0.0
     scheduled_events_per_pod: float = 0.0
@@ -371,6 +378,7 @@ class Measurement:
         self.bench_before = run.limiter.count
         self.api_before = request_totals(run.client)
         self.cpu_before = process_cpu(run.scheduler_pid)
+        self.control_plane_before = sum(process_cpu(pid) for pid in run.control_plane_pids)
         self.start = time.monotonic()
         self.collector = ThroughputCollector(run.tracker, namespaces, selector)
 
@@ -380,6 +388,9 @@ class Measurement:
         w = self.window
         w.seconds = time.monotonic() - self.start
         cpu = process_cpu(self.run.scheduler_pid) - self.cpu_before
+        control_plane = (
+            sum(process_cpu(pid) for pid in self.run.control_plane_pids) - self.control_plane_before
+        )
         w.bench_requests = self.run.limiter.count - self.bench_before
         after = request_totals(self.run.client)
         w.api_requests = {
@@ -390,6 +401,7 @@ class Measurement:
         w.samples = self.collector.samples
         pods = max(w.measured_pods, 1)
         w.cpu_ms_per_pod = 1e3 * cpu / pods
+        w.control_plane_cpu_ms_per_pod = 1e3 * control_plane / pods
         w.api_requests_per_pod = max(0.0, sum(w.api_requests.values()) - w.bench_requests) / pods
         event_writes = sum(
             v
@@ -473,10 +485,17 @@ def base_pod() -> dict[str, Any]:
 class Run:
     """One scheduler on its own fresh cluster, running one workload's ops (scheduler_perf's WorkloadExecutor)."""
 
-    def __init__(self, client: KubeClient, limiter: CountingLimiter, scheduler_pid: int) -> None:
+    def __init__(
+        self,
+        client: KubeClient,
+        limiter: CountingLimiter,
+        scheduler_pid: int,
+        control_plane_pids: Iterable[int] = (),
+    ) -> None:
         self.client = client
         self.limiter = limiter
         self.scheduler_pid = scheduler_pid
+        self.control_plane_pids = list(control_plane_pids)
         self.tracker = PodTracker(client)
         self.mapper = RestMapper(client)
         self.pods_per_namespace: dict[str, int] = {}
@@ -1060,7 +1079,8 @@ def run_once(kind: str, plan: Plan, repeat: int, logs: Path | None) -> RunResult
         assert proc.popen is not None
         if kind == BERTH:
             profiler = start_profiler(plan, proc.popen.pid, repeat)
-        run = Run(client, limiter, proc.popen.pid)
+        served_by = cp.process_ids()
+        run = Run(client, limiter, proc.popen.pid, [served_by[n] for n in ("etcd", "kube-apiserver")])
         run.run(plan.ops)
         stop_profiler(profiler)
         profiler = None
@@ -1187,6 +1207,7 @@ COLUMNS: list[tuple[str, Callable[[RunResult, Window], float | None]]] = [
     ("p95", _throughput("Perc95")),
     ("p99", _throughput("Perc99")),
     ("CPU ms/pod", lambda r, w: w.cpu_ms_per_pod),
+    ("API server + etcd CPU ms/pod", lambda r, w: w.control_plane_cpu_ms_per_pod),
     ("peak RSS MiB", lambda r, w: r.peak_rss_mib),
     ("API requests/pod", lambda r, w: w.api_requests_per_pod),
     ("Events/pod", lambda r, w: w.events_per_pod),

@@ -526,6 +526,10 @@ class LocalControlPlane:
         """Names (and exit codes) of child processes that have exited."""
         return [f"{p.name} (exit {p.popen.returncode})" for p in self._procs if p.popen.poll() is not None]
 
+    def process_ids(self) -> dict[str, int]:
+        """The running components' process ids by name (etcd, kube-apiserver, ...): for measuring them."""
+        return {p.name: p.popen.pid for p in self._procs if p.popen.poll() is None}
+
     def log_file(self, name: str) -> Path:
         """The log file of ``etcd`` or ``kube-apiserver``."""
         assert self.workdir is not None
