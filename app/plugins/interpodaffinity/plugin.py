@@ -132,6 +132,14 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         A term that fails to parse makes the pod UnschedulableAndUnresolvable (``parsing pod: ...``).
         """
         snapshot = self.handle.snapshot
+        if (
+            pod.pod_affinity is None
+            and pod.pod_anti_affinity is None
+            and not snapshot.have_pods_with_required_anti_affinity_list()
+        ):
+            # No term of the pod's own and no existing pod's anti-affinity: the Skip below, without
+            # building the namespace lookup and the empty counts (most pods of most clusters).
+            return None, skip()
         terms = parse_pod_terms(pod)
         if terms.error is not None:
             return None, unresolvable(f"parsing pod: {terms.error}")
