@@ -134,8 +134,13 @@ class NodeScore:
         return f"NodeScore(name={self.name!r}, total={self.total!r}, plugin_scores={self.plugin_scores!r})"
 
 
-def _fits_a_byte(column: Sequence[int]) -> bool:
-    return not column or (min(column) >= 0 and max(column) <= 255)
+def _as_bytes(column: Sequence[int]) -> Sequence[int]:
+    """``column`` in a byte per node, or as it is when a score does not fit one (bytearray checks
+    every value itself, in the same pass that copies it)."""
+    try:
+        return bytearray(column)
+    except ValueError:
+        return column
 
 
 def _compact_totals(totals: Sequence[int]) -> Sequence[int]:
@@ -180,7 +185,7 @@ class NodeScores(Sequence[NodeScore]):
         return NodeScores(
             self.names,
             _compact_totals(self.totals),
-            (plugins, [bytearray(c) if _fits_a_byte(c) else c for c in columns]),
+            (plugins, [_as_bytes(c) for c in columns]),
         )
 
     def best(self, count: int) -> list[NodeScore]:
