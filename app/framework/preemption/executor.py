@@ -3,18 +3,24 @@
 kube-scheduler v1.36 preempts asynchronously (SchedulerAsyncPreemption, beta and on by default):
 the preemptor is marked "preempting" (DefaultPreemption's PreEnqueue then holds it back), the
 lower-priority pods nominated to the node lose their nomination, every victim but the last is
-evicted, then the last one (its deletion is what requeues the preemptor). berth runs those steps
-in the same order, inline, through the handle's :class:`~app.framework.interfaces.ClusterActions`;
-an action that fails is logged and ends the preemption, as an error in kube-scheduler's goroutine
-does (the PostFilter result stays Success). ``async_preemption=False`` is the synchronous
-``prepareCandidate``: a failed eviction is the PostFilter's Error status.
+evicted in parallel, then the last one (its deletion is what requeues the preemptor), all of it in
+a goroutine while the scheduling cycle goes on. berth runs those steps in the same order through
+the handle's :class:`~app.framework.interfaces.ClusterActions`: under ``berth run`` on the
+handle's :class:`AsyncRunner` (``preemption_runner``), in the background; without one (simulate,
+the extender, tests over the cache) inline and in order, so that the result is deterministic. An
+action that fails is logged and ends the preemption, as an error in kube-scheduler's goroutine
+does (the PostFilter result stays Success), and the preemptor is activated (the handle's
+``activate``) so that it does not wait in the unschedulable pool for an event that never comes.
+``async_preemption=False`` is the synchronous ``prepareCandidate``: a failed eviction is the
+PostFilter's Error status.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from app import logs, metrics
@@ -22,7 +28,7 @@ from app.api.objects import Pod, pod_priority
 from app.framework.interfaces import ClusterActions, PodNominator
 from app.framework.status import Code, Status
 
-__all__ = ["Executor", "lower_priority_nominated_pods"]
+__all__ = ["AsyncRunner", "Executor", "lower_priority_nominated_pods"]
 
 
 def lower_priority_nominated_pods(nominator: PodNominator | None, priority: int, node_name: str) -> list[Pod]:
@@ -30,6 +36,84 @@ def lower_priority_nominated_pods(nominator: PodNominator | None, priority: int,
     if nominator is None:
         return []
     return [pi.pod for pi in nominator.nominated_pods_for_node(node_name) if pod_priority(pi.pod) < priority]
+
+
+def _sequentially(pieces: int, work: Callable[[int], Status | None]) -> Status | None:
+    """``work(0)``, ``work(1)``, ... until one fails; that failure, or None."""
+    for index in range(pieces):
+        s = work(index)
+        if s is not None and not s.is_success():
+            return s
+    return None
+
+
+class AsyncRunner:
+    """Where ``berth run`` runs asynchronous preemption: kube-scheduler's goroutine and Parallelizer.
+
+    :meth:`go` runs a preemption on one of ``workers`` threads (a goroutine each in kube-scheduler,
+    unbounded; here a preemption beyond ``workers`` waits its turn, its preemptor held back by
+    PreEnqueue meanwhile). :meth:`until` is ``Parallelizer.Until`` over ``parallelism`` threads
+    shared by all preemptions, stopping at the first error as kube-scheduler's cancelled context
+    does (pieces not started are skipped; a deletion already sent finishes). :meth:`shutdown` never
+    waits: what has not started is dropped, what runs ends with its API call.
+    """
+
+    def __init__(self, parallelism: int = 16, workers: int = 16) -> None:
+        self._goroutines = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="preemption")
+        self._parallel = ThreadPoolExecutor(max_workers=parallelism, thread_name_prefix="preemption-victim")
+        self._parallelism = parallelism
+
+    def go(self, fn: Callable[[], None]) -> Future[None]:
+        """Run ``fn`` in the background; RuntimeError once shut down."""
+        future = self._goroutines.submit(fn)
+        future.add_done_callback(_log_crash)
+        return future
+
+    def until(self, pieces: int, work: Callable[[int], Status | None]) -> Status | None:
+        """``work(i)`` for every ``i < pieces`` in parallel; the first failure (later pieces are then
+        not started), or None when all succeeded."""
+        if pieces <= 1:
+            return _sequentially(pieces, work)
+        lock = threading.Lock()
+        failure: list[Status] = []
+        next_piece = iter(range(pieces))
+
+        def worker() -> None:
+            while True:
+                with lock:
+                    if failure:
+                        return
+                    index = next(next_piece, None)
+                if index is None:
+                    return
+                try:
+                    s = work(index)
+                except Exception as err:  # a crash is this piece's error, as an API error would be
+                    s = Status(Code.ERROR, f"preemption: {err!r}")
+                if s is not None and not s.is_success():
+                    with lock:
+                        if not failure:
+                            failure.append(s)
+                    return
+
+        try:
+            futures = [self._parallel.submit(worker) for _ in range(min(pieces, self._parallelism))]
+        except RuntimeError:  # shut down
+            return Status(Code.ERROR, "preemption: the scheduler is shutting down")
+        wait(futures)
+        if not failure and next(next_piece, None) is not None:  # every worker dropped by a shutdown
+            return Status(Code.ERROR, "preemption: the scheduler is shutting down")
+        return failure[0] if failure else None
+
+    def shutdown(self) -> None:
+        """Stop taking work and drop what has not started; never waits for running API calls."""
+        self._goroutines.shutdown(wait=False, cancel_futures=True)
+        self._parallel.shutdown(wait=False, cancel_futures=True)
+
+
+def _log_crash(future: Future[None]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        logs.error("Unhandled error in an async preemption", err=repr(future.exception()))
 
 
 class Executor:
@@ -46,6 +130,11 @@ class Executor:
     def actions(self) -> ClusterActions | None:
         """The handle's cluster actions (None for a handle without them)."""
         return getattr(self.handle, "cluster_actions", None)
+
+    @property
+    def runner(self) -> AsyncRunner | None:
+        """The handle's background runner (``berth run``); None: preemption runs inline, in order."""
+        return getattr(self.handle, "preemption_runner", None)
 
     @property
     def nominator(self) -> PodNominator | None:
@@ -72,42 +161,94 @@ class Executor:
             return
         metrics.PREEMPTION_VICTIMS.observe(len(victims))
         uid = preemptor.uid
+        # Marked before the work starts, so that PreEnqueue holds the preemptor back from now on.
         with self._lock:
             self._preempting.add(uid)
         # kube-scheduler's goroutine defers `...WithLabelValues(result).Observe(SinceInSeconds(startTime))`
         # and `...WithLabelValues(result).Inc()`: Go evaluates a deferred call's receiver and arguments
         # when the defer statement runs, so v1.36.3 always records result "success" and a duration
         # taken right after the start, whatever the API calls do. berth records the same.
+        runner = self.runner
+        if runner is None:
+            self._preempt_victims(actions, node_name, to_delete, preemptor, plugin, None)
+            return
+        try:
+            runner.go(lambda: self._preempt_victims(actions, node_name, to_delete, preemptor, plugin, runner))
+        except RuntimeError:  # the runner is shut down (shutdown or leader loss): nothing is deleted
+            with self._lock:
+                self._preempting.discard(uid)
+            logs.info("Async preemption not started: the scheduler is stopping", 2, pod=preemptor.key)
+
+    def _preempt_victims(
+        self,
+        actions: ClusterActions,
+        node_name: str,
+        to_delete: Sequence[Pod],
+        preemptor: Pod,
+        plugin: str,
+        runner: AsyncRunner | None,
+    ) -> None:
+        """The goroutine of ``prepareCandidateAsync``: clear the lower-priority nominations, delete
+        all victims but the last in parallel (the first error skips the rest and the last victim),
+        then the last one; any error activates the preemptor. Without ``runner`` all of it runs on
+        the caller's thread, the victims one after the other (simulate, the extender, tests)."""
         started = time.perf_counter()
         observed = time.perf_counter() - started
+        uid = preemptor.uid
+        failed = False
         try:
+            logs.info(
+                "Start the preemption asynchronously",
+                2,
+                preemptor=preemptor.key,
+                node=node_name,
+                numVictimsToDelete=len(to_delete),
+            )
             nominated = lower_priority_nominated_pods(self.nominator, pod_priority(preemptor), node_name)
             if nominated:
                 s = actions.clear_nominated_node_name(nominated)
                 if s is not None and not s.is_success():
                     logs.error("Cannot clear 'NominatedNodeName' field", node=node_name, err=s.message())
-            for victim in to_delete[:-1]:
-                s = actions.preempt_pod(preemptor, victim, node_name, plugin)
-                if s is not None and not s.is_success():
-                    logs.error("Error occurred during async preemption", pod=preemptor.key, err=s.message())
-                    return
-            last = to_delete[-1]
+                    failed = True  # not critical: the victims are still deleted
+
+            def preempt(index: int) -> Status | None:
+                return actions.preempt_pod(preemptor, to_delete[index], node_name, plugin)
+
+            rest = len(to_delete) - 1
+            s = runner.until(rest, preempt) if runner is not None else _sequentially(rest, preempt)
+            if s is not None and not s.is_success():
+                logs.error("Error occurred during async preemption", pod=preemptor.key, err=s.message())
+                failed = True
+                return
             with self._lock:
-                self._last_victim[uid] = last
-            s = actions.preempt_pod(preemptor, last, node_name, plugin)
+                self._last_victim[uid] = to_delete[-1]
+            s = preempt(rest)
             if s is not None and not s.is_success():
                 logs.error(
                     "Error occurred during async preemption of the last victim",
                     pod=preemptor.key,
                     err=s.message(),
                 )
+                failed = True
         finally:
-            metrics.PREEMPTION_GOROUTINES_DURATION.labels("success").observe(observed)
-            metrics.PREEMPTION_GOROUTINES_EXECUTION.labels("success").inc()
             with self._lock:
                 self._preempting.discard(uid)
                 self._last_victim.pop(uid, None)
-            logs.info("Async Preemption finished completely", 2, preemptor=preemptor.key, node=node_name)
+            logs.info(
+                "Async Preemption finished completely",
+                2,
+                preemptor=preemptor.key,
+                node=node_name,
+                result="error" if failed else "success",
+            )
+            if failed:
+                # The preemptor could otherwise wait in the unschedulable pool for an event that
+                # never comes: kube-scheduler's deferred fh.Activate.
+                activate = getattr(self.handle, "activate", None)
+                if activate is not None:
+                    activate([preemptor])
+            metrics.PREEMPTION_GOROUTINES_EXECUTION.labels("success").inc()
+            metrics.PREEMPTION_GOROUTINES_DURATION.labels("success").observe(observed)
 
     def _prepare_candidate(
         self, actions: ClusterActions, node_name: str, victims: Sequence[Pod], preemptor: Pod, plugin: str
