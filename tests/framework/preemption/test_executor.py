@@ -1,0 +1,229 @@
+"""Async preemption's executor (``prepareCandidateAsync``): order, parallelism, errors, activation.
+
+The cluster actions here are a fake that records the calls and can hold them (a slow API server)
+or fail them (an API server refusing the deletion); the handle is the minimum the executor reads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import pytest
+
+from app.api.objects import Pod
+from app.framework.preemption.executor import AsyncRunner, Executor
+from app.framework.status import Code, Status
+from app.framework.types import PodInfo
+from tests.builders import make_pod
+
+NODE = "n1"
+
+
+def pod(name: str, priority: int, **spec: object) -> Pod:
+    return make_pod(name, [{"cpu": "1"}], priority=priority, **spec)
+
+
+@dataclass
+class FakeActions:
+    """Records every call; a victim named in ``hold`` waits for ``release``, one in ``fail`` fails."""
+
+    hold: set[str] = field(default_factory=set)
+    fail: set[str] = field(default_factory=set)
+    fail_clearing: bool = False
+    release: threading.Event = field(default_factory=threading.Event)
+    calls: list[str] = field(default_factory=list)
+    in_flight: set[str] = field(default_factory=set)
+    most_in_flight: int = 0
+    held: threading.Condition = field(default_factory=threading.Condition)
+
+    def preempt_pod(self, preemptor: Pod, victim: Pod, node_name: str, plugin: str) -> Status | None:
+        with self.held:
+            self.calls.append(f"delete {victim.name}")
+            self.in_flight.add(victim.name)
+            self.most_in_flight = max(self.most_in_flight, len(self.in_flight))
+            self.held.notify_all()
+        if victim.name in self.hold:
+            assert self.release.wait(10), "the test never released the held deletion"
+        with self.held:
+            self.in_flight.discard(victim.name)
+        if victim.name in self.fail:
+            return Status(Code.ERROR, f'pods "{victim.name}" is forbidden')
+        return None
+
+    def clear_nominated_node_name(self, pods: Sequence[Pod]) -> Status | None:
+        with self.held:
+            self.calls.append("clear " + ",".join(p.name for p in pods))
+        return Status(Code.ERROR, "conflict") if self.fail_clearing else None
+
+    def wait_in_flight(self, names: set[str]) -> None:
+        """Until all of ``names`` are being deleted at the same time."""
+        with self.held:
+            assert self.held.wait_for(lambda: names <= self.in_flight, 10), self.in_flight
+
+
+class FakeNominator:
+    def __init__(self, pods: Sequence[Pod]) -> None:
+        self.pods = list(pods)
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return [PodInfo(p) for p in self.pods] if node_name == NODE else []
+
+
+class FakeHandle:
+    """What the executor reads from the framework handle, and the activations it asks for."""
+
+    def __init__(self, actions: FakeActions, runner: AsyncRunner | None, nominated: Sequence[Pod] = ()):
+        self.cluster_actions = actions
+        self.preemption_runner = runner
+        self.nominator = FakeNominator(nominated)
+        self.activated: list[str] = []
+        self.pods: dict[str, Pod] = {}
+
+    def activate(self, pods: Sequence[Pod]) -> None:
+        self.activated.extend(p.name for p in pods)
+
+    def get_pod(self, uid: str) -> Pod | None:
+        return self.pods.get(uid)
+
+
+@pytest.fixture
+def runner() -> Iterator[AsyncRunner]:
+    r = AsyncRunner(parallelism=4, workers=2)
+    yield r
+    r.shutdown()
+
+
+PREEMPTOR = pod("preemptor", 1000)
+VICTIMS = [pod(f"v{i}", 0) for i in range(1, 5)]
+
+
+def wait_done(executor: Executor, preemptor: Pod = PREEMPTOR) -> None:
+    """Until the background preemption of ``preemptor`` has finished."""
+    finished = threading.Event()
+
+    def poll() -> None:
+        while executor.is_pod_running_preemption(preemptor.uid):
+            finished.wait(0.01)
+        finished.set()
+
+    threading.Thread(target=poll, daemon=True).start()
+    assert finished.wait(10), "the preemption never finished"
+
+
+def test_the_scheduling_thread_goes_on_while_the_victims_are_deleted(runner: AsyncRunner) -> None:
+    """PostFilter returns at once; the preemptor stays "preempting" (PreEnqueue holds it back)
+    until the last victim's deletion returns, and success activates nobody."""
+    actions = FakeActions(hold={"v1", "v2", "v3"})
+    handle = FakeHandle(actions, runner)
+    executor = Executor(handle)
+    assert executor.actuate_pod_preemption(NODE, VICTIMS, PREEMPTOR, "DefaultPreemption") is None
+    assert executor.is_pod_running_preemption(PREEMPTOR.uid)
+    actions.wait_in_flight({"v1", "v2", "v3"})
+    assert "delete v4" not in actions.calls  # the last victim waits for all the others
+    actions.release.set()
+    wait_done(executor)
+    assert actions.calls[-1] == "delete v4"
+    assert sorted(actions.calls) == ["delete v1", "delete v2", "delete v3", "delete v4"]
+    assert handle.activated == []
+
+
+def test_all_victims_but_the_last_are_deleted_in_parallel(runner: AsyncRunner) -> None:
+    """Parallelizer.Until over the victims but the last: three deletions are in flight together."""
+    actions = FakeActions(hold={"v1", "v2", "v3"})
+    executor = Executor(FakeHandle(actions, runner))
+    executor.actuate_pod_preemption(NODE, VICTIMS, PREEMPTOR, "DefaultPreemption")
+    actions.wait_in_flight({"v1", "v2", "v3"})
+    actions.release.set()
+    wait_done(executor)
+    assert actions.most_in_flight == 3
+
+
+def test_lower_priority_nominations_are_cleared_before_any_victim_is_deleted(runner: AsyncRunner) -> None:
+    nominated = [pod("nominated-low", 10), pod("nominated-high", 2000)]
+    actions = FakeActions()
+    executor = Executor(FakeHandle(actions, runner, nominated))
+    executor.actuate_pod_preemption(NODE, VICTIMS[:2], PREEMPTOR, "DefaultPreemption")
+    wait_done(executor)
+    assert actions.calls == ["clear nominated-low", "delete v1", "delete v2"]
+
+
+def test_a_failed_deletion_skips_the_pieces_not_started_and_the_last_victim() -> None:
+    """The first error cancels the context: with one worker the later victims are never sent, the
+    last is not tried, and the deferred Activate moves the preemptor to the active queue."""
+    one_worker = AsyncRunner(parallelism=1, workers=1)
+    try:
+        actions = FakeActions(fail={"v1"})
+        handle = FakeHandle(actions, one_worker)
+        executor = Executor(handle)
+        executor.actuate_pod_preemption(NODE, VICTIMS, PREEMPTOR, "DefaultPreemption")
+        wait_done(executor)
+        assert actions.calls == ["delete v1"]
+        assert handle.activated == ["preemptor"]
+    finally:
+        one_worker.shutdown()
+
+
+def test_a_failed_nomination_clearing_still_deletes_the_victims_then_activates(runner: AsyncRunner) -> None:
+    actions = FakeActions(fail_clearing=True)
+    handle = FakeHandle(actions, runner, [pod("nominated-low", 10)])
+    executor = Executor(handle)
+    executor.actuate_pod_preemption(NODE, VICTIMS[:2], PREEMPTOR, "DefaultPreemption")
+    wait_done(executor)
+    assert actions.calls == ["clear nominated-low", "delete v1", "delete v2"]
+    assert handle.activated == ["preemptor"]
+
+
+def test_a_failed_last_victim_activates_the_preemptor(runner: AsyncRunner) -> None:
+    actions = FakeActions(fail={"v2"})
+    handle = FakeHandle(actions, runner)
+    executor = Executor(handle)
+    executor.actuate_pod_preemption(NODE, VICTIMS[:2], PREEMPTOR, "DefaultPreemption")
+    wait_done(executor)
+    assert actions.calls == ["delete v1", "delete v2"]
+    assert handle.activated == ["preemptor"]
+
+
+def test_a_terminating_last_victim_ends_the_wait_before_its_call_returns(runner: AsyncRunner) -> None:
+    """lastVictimsPendingPreemption: once the last victim is terminating in the cache, PreEnqueue
+    lets the preemptor in although the deletion call has not returned yet."""
+    last = VICTIMS[0]
+    actions = FakeActions(hold={last.name})
+    handle = FakeHandle(actions, runner)
+    handle.pods[last.uid] = last
+    executor = Executor(handle)
+    executor.actuate_pod_preemption(NODE, [last], PREEMPTOR, "DefaultPreemption")
+    actions.wait_in_flight({last.name})
+    assert executor.is_pod_running_preemption(PREEMPTOR.uid)
+    handle.pods[last.uid] = dataclasses.replace(last, deletion_timestamp="2026-12-05T01:00:00Z")
+    assert not executor.is_pod_running_preemption(PREEMPTOR.uid)
+    actions.release.set()
+
+
+def test_without_a_runner_the_victims_are_deleted_inline_in_order() -> None:
+    """simulate, the extender and the cache-backed tests: done when PostFilter returns, in order."""
+    actions = FakeActions()
+    handle = FakeHandle(actions, None, [pod("nominated-low", 10)])
+    executor = Executor(handle)
+    executor.actuate_pod_preemption(NODE, VICTIMS, PREEMPTOR, "DefaultPreemption")
+    assert actions.calls == ["clear nominated-low", "delete v1", "delete v2", "delete v3", "delete v4"]
+    assert not executor.is_pod_running_preemption(PREEMPTOR.uid)
+
+
+def test_shutdown_does_not_wait_for_a_running_deletion_and_refuses_new_preemptions() -> None:
+    """Shutdown or a lost lease: a deletion in flight is not waited for, a new preemption is not
+    started (its preemptor is not left "preempting")."""
+    stopping = AsyncRunner(parallelism=2, workers=1)
+    actions = FakeActions(hold={"v1"})
+    executor = Executor(FakeHandle(actions, stopping))
+    executor.actuate_pod_preemption(NODE, VICTIMS[:1], PREEMPTOR, "DefaultPreemption")
+    actions.wait_in_flight({"v1"})
+    stopping.shutdown()  # returns although v1's deletion is still held
+    other = pod("other-preemptor", 1000)
+    executor.actuate_pod_preemption(NODE, VICTIMS[1:2], other, "DefaultPreemption")
+    assert not executor.is_pod_running_preemption(other.uid)
+    actions.release.set()
+    wait_done(executor)
+    assert actions.calls == ["delete v1"]
