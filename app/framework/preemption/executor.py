@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from app import logs, metrics
@@ -96,12 +96,20 @@ class AsyncRunner:
                             failure.append(s)
                     return
 
+        workers = min(pieces, self._parallelism)
+        finished = threading.Semaphore(0)
+        submitted = 0
         try:
-            futures = [self._parallel.submit(worker) for _ in range(min(pieces, self._parallelism))]
-        except RuntimeError:  # shut down
-            return Status(Code.ERROR, "preemption: the scheduler is shutting down")
-        wait(futures)
-        if not failure and next(next_piece, None) is not None:  # every worker dropped by a shutdown
+            for _ in range(workers):
+                # A done callback, not concurrent.futures.wait: a worker the shutdown cancels is
+                # "done" for its callbacks, while wait() would wait for it forever.
+                self._parallel.submit(worker).add_done_callback(lambda _f: finished.release())
+                submitted += 1
+        except RuntimeError:  # shut down meanwhile: wait for the workers already submitted
+            pass
+        for _ in range(submitted):
+            finished.acquire()
+        if not failure and next(next_piece, None) is not None:  # pieces dropped by a shutdown
             return Status(Code.ERROR, "preemption: the scheduler is shutting down")
         return failure[0] if failure else None
 
@@ -173,11 +181,20 @@ class Executor:
             self._preempt_victims(actions, node_name, to_delete, preemptor, plugin, None)
             return
         try:
-            runner.go(lambda: self._preempt_victims(actions, node_name, to_delete, preemptor, plugin, runner))
+            future = runner.go(
+                lambda: self._preempt_victims(actions, node_name, to_delete, preemptor, plugin, runner)
+            )
         except RuntimeError:  # the runner is shut down (shutdown or leader loss): nothing is deleted
-            with self._lock:
-                self._preempting.discard(uid)
+            self._forget(uid)
             logs.info("Async preemption not started: the scheduler is stopping", 2, pod=preemptor.key)
+            return
+        # Dropped before it started by a shutdown: the preemptor is not left marked as preempting.
+        future.add_done_callback(lambda f: self._forget(uid) if f.cancelled() else None)
+
+    def _forget(self, uid: str) -> None:
+        with self._lock:
+            self._preempting.discard(uid)
+            self._last_victim.pop(uid, None)
 
     def _preempt_victims(
         self,

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 import pytest
@@ -89,9 +90,22 @@ class FakeHandle:
         return self.pods.get(uid)
 
 
+class RecordingRunner(AsyncRunner):
+    """An AsyncRunner that keeps the futures of the preemptions it started, to wait for them."""
+
+    def __init__(self, parallelism: int, workers: int) -> None:
+        super().__init__(parallelism, workers)
+        self.started: list[Future[None]] = []
+
+    def go(self, fn: Callable[[], None]) -> Future[None]:
+        future = super().go(fn)
+        self.started.append(future)
+        return future
+
+
 @pytest.fixture
 def runner() -> Iterator[AsyncRunner]:
-    r = AsyncRunner(parallelism=4, workers=2)
+    r = RecordingRunner(parallelism=4, workers=2)
     yield r
     r.shutdown()
 
@@ -100,17 +114,13 @@ PREEMPTOR = pod("preemptor", 1000)
 VICTIMS = [pod(f"v{i}", 0) for i in range(1, 5)]
 
 
-def wait_done(executor: Executor, preemptor: Pod = PREEMPTOR) -> None:
-    """Until the background preemption of ``preemptor`` has finished."""
-    finished = threading.Event()
-
-    def poll() -> None:
-        while executor.is_pod_running_preemption(preemptor.uid):
-            finished.wait(0.01)
-        finished.set()
-
-    threading.Thread(target=poll, daemon=True).start()
-    assert finished.wait(10), "the preemption never finished"
+def wait_done(executor: Executor) -> None:
+    """Until every background preemption of ``executor`` has finished, deferred steps included."""
+    runner = executor.runner
+    assert isinstance(runner, RecordingRunner)
+    for future in runner.started:
+        if not future.cancelled():  # a preemption dropped by a shutdown never runs
+            assert future.exception(timeout=10) is None
 
 
 def test_the_scheduling_thread_goes_on_while_the_victims_are_deleted(runner: AsyncRunner) -> None:
@@ -153,7 +163,7 @@ def test_lower_priority_nominations_are_cleared_before_any_victim_is_deleted(run
 def test_a_failed_deletion_skips_the_pieces_not_started_and_the_last_victim() -> None:
     """The first error cancels the context: with one worker the later victims are never sent, the
     last is not tried, and the deferred Activate moves the preemptor to the active queue."""
-    one_worker = AsyncRunner(parallelism=1, workers=1)
+    one_worker = RecordingRunner(parallelism=1, workers=1)
     try:
         actions = FakeActions(fail={"v1"})
         handle = FakeHandle(actions, one_worker)
@@ -215,7 +225,7 @@ def test_without_a_runner_the_victims_are_deleted_inline_in_order() -> None:
 def test_shutdown_does_not_wait_for_a_running_deletion_and_refuses_new_preemptions() -> None:
     """Shutdown or a lost lease: a deletion in flight is not waited for, a new preemption is not
     started (its preemptor is not left "preempting")."""
-    stopping = AsyncRunner(parallelism=2, workers=1)
+    stopping = RecordingRunner(parallelism=2, workers=1)
     actions = FakeActions(hold={"v1"})
     executor = Executor(FakeHandle(actions, stopping))
     executor.actuate_pod_preemption(NODE, VICTIMS[:1], PREEMPTOR, "DefaultPreemption")
@@ -227,3 +237,43 @@ def test_shutdown_does_not_wait_for_a_running_deletion_and_refuses_new_preemptio
     actions.release.set()
     wait_done(executor)
     assert actions.calls == ["delete v1"]
+
+
+def test_a_preemption_dropped_by_the_shutdown_does_not_leave_its_preemptor_marked() -> None:
+    """One worker busy with a held deletion, a second preemption queued behind it: the shutdown
+    drops the queued one before it starts, and PreEnqueue no longer holds its preemptor back."""
+    stopping = RecordingRunner(parallelism=2, workers=1)
+    actions = FakeActions(hold={"v1"})
+    executor = Executor(FakeHandle(actions, stopping))
+    executor.actuate_pod_preemption(NODE, VICTIMS[:1], PREEMPTOR, "DefaultPreemption")
+    actions.wait_in_flight({"v1"})
+    queued = pod("queued-preemptor", 1000)
+    executor.actuate_pod_preemption(NODE, VICTIMS[1:2], queued, "DefaultPreemption")
+    assert executor.is_pod_running_preemption(queued.uid)
+    stopping.shutdown()
+    assert not executor.is_pod_running_preemption(queued.uid)
+    actions.release.set()
+    wait_done(executor)
+    assert actions.calls == ["delete v1"]
+
+
+def test_a_shutdown_during_the_parallel_deletions_ends_the_preemption_as_an_error() -> None:
+    """The victim pool's only thread busy elsewhere, the preemption's victim worker queued behind
+    it: the shutdown drops that worker, and the preemption ends (no hang) as a failure: no victim
+    deleted, the last one skipped, the preemptor activated."""
+    stopping = RecordingRunner(parallelism=1, workers=1)
+    actions = FakeActions()
+    handle = FakeHandle(actions, stopping)
+    executor = Executor(handle)
+    blocker = threading.Event()
+    stopping._parallel.submit(blocker.wait, 10)
+    executor.actuate_pod_preemption(NODE, VICTIMS, PREEMPTOR, "DefaultPreemption")
+    queued = threading.Event()
+    while not queued.wait(0.01):  # until the goroutine has queued its victim worker
+        if stopping._parallel._work_queue.qsize() > 0:
+            queued.set()
+    stopping.shutdown()
+    blocker.set()
+    wait_done(executor)
+    assert actions.calls == []
+    assert handle.activated == ["preemptor"]
