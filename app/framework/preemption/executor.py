@@ -133,6 +133,9 @@ class Executor:
         self._lock = threading.Lock()
         self._preempting: set[str] = set()
         self._last_victim: dict[str, Pod] = {}
+        # Preemptors whose background preemption has finished, still held back until the cache has
+        # caught up with the deletion of their last victim (see is_pod_running_preemption).
+        self._awaiting_cache: set[str] = set()
 
     @property
     def actions(self) -> ClusterActions | None:
@@ -169,9 +172,12 @@ class Executor:
             return
         metrics.PREEMPTION_VICTIMS.observe(len(victims))
         uid = preemptor.uid
+        self._forget_caught_up()
         # Marked before the work starts, so that PreEnqueue holds the preemptor back from now on.
         with self._lock:
             self._preempting.add(uid)
+            self._last_victim.pop(uid, None)
+            self._awaiting_cache.discard(uid)
         # kube-scheduler's goroutine defers `...WithLabelValues(result).Observe(SinceInSeconds(startTime))`
         # and `...WithLabelValues(result).Inc()`: Go evaluates a deferred call's receiver and arguments
         # when the defer statement runs, so v1.36.3 always records result "success" and a duration
@@ -195,6 +201,16 @@ class Executor:
         with self._lock:
             self._preempting.discard(uid)
             self._last_victim.pop(uid, None)
+            self._awaiting_cache.discard(uid)
+
+    def _forget_caught_up(self) -> None:
+        """Drop the finished preemptions whose last victim the cache no longer holds back: those of
+        preemptors that left the queue (deleted, or bound elsewhere) before PreEnqueue saw them again."""
+        with self._lock:
+            finished = [(uid, self._last_victim[uid]) for uid in self._awaiting_cache]
+        for uid, victim in finished:
+            if not self._deletion_pending(victim):
+                self._forget(uid)
 
     def _preempt_victims(
         self,
@@ -249,8 +265,12 @@ class Executor:
                 failed = True
         finally:
             with self._lock:
-                self._preempting.discard(uid)
-                self._last_victim.pop(uid, None)
+                held = runner is not None and getattr(self.handle, "get_pod", None) is not None
+                if failed or uid not in self._last_victim or not held:
+                    self._preempting.discard(uid)
+                    self._last_victim.pop(uid, None)
+                else:
+                    self._awaiting_cache.add(uid)
             logs.info(
                 "Async Preemption finished completely",
                 2,
@@ -285,15 +305,48 @@ class Executor:
         return None
 
     def is_pod_running_preemption(self, uid: str) -> bool:
-        """``IsPodRunningPreemption``: still preempting, unless its last victim is already terminating."""
+        """``IsPodRunningPreemption``: the preemptor waits while its preemption runs, and then until
+        the cache has seen its last victim go.
+
+        kube-scheduler lets the preemptor in once the last victim is terminating, or once the
+        goroutine has finished, and relies on its informer: a victim deleted with a zero grace
+        period (scheduler_perf's, and any pod without a kubelet to stop it) is written terminating
+        and removed in two consecutive watch events, which client-go's informer applies within
+        microseconds, so the preemptor's next scheduling cycle in practice always sees the victim
+        gone. berth's informer decodes in Python and can trail the API calls by many events; letting
+        the preemptor in on kube's literal condition then runs its cycle against a cache where the
+        victims still occupy the nominated node: a failed attempt ("not eligible due to a
+        terminating pod on the nominated node", a status PATCH, an Event, a backoff) or, while the
+        cache has not even seen the victim terminating, a second preemption. So berth holds the
+        preemptor back while the cache still has a last victim that is not terminating, or one
+        whose removal is already due (terminating with a zero grace period and no finalizers); the
+        victim's Delete event, which DefaultPreemption's PreEnqueue registers for, then lets it in.
+        A victim that terminates gracefully (a kubelet stops it) lets the preemptor in as soon as it
+        is terminating, as in kube-scheduler.
+        """
         with self._lock:
             if uid not in self._preempting:
                 return False
             last = self._last_victim.get(uid)
+            finished = uid in self._awaiting_cache
         if last is None:
             return True
+        if self._deletion_pending(last):
+            return True
+        if finished:
+            self._forget(uid)
+        return False
+
+    def _deletion_pending(self, victim: Pod) -> bool:
+        """The cache still has ``victim`` and will see it removed: not terminating yet, or
+        terminating with its removal already due (zero grace period, no finalizers)."""
         get_pod = getattr(self.handle, "get_pod", None)
         if get_pod is None:
+            return True  # nothing to look at: running until the preemption itself ends
+        current = get_pod(victim.uid)
+        if current is None:
+            return False
+        if not current.deletion_timestamp:
             return True
-        current = get_pod(last.uid)
-        return current is not None and not current.deletion_timestamp
+        meta = current.raw.get("metadata") or {}
+        return meta.get("deletionGracePeriodSeconds") == 0 and not meta.get("finalizers")
