@@ -337,6 +337,12 @@ class Executor:
             self._forget(uid)
         return False
 
+    def waiting_preemptors(self) -> set[str]:
+        """The UIDs of the preemptors PreEnqueue may still hold back (their preemption runs, or the
+        cache has not yet seen their last victim go)."""
+        with self._lock:
+            return set(self._preempting)
+
     def _deletion_pending(self, victim: Pod) -> bool:
         """The cache still has ``victim`` and will see it removed: not terminating yet, or
         terminating with its removal already due (zero grace period, no finalizers)."""

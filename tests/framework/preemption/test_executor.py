@@ -196,9 +196,20 @@ def test_a_failed_last_victim_activates_the_preemptor(runner: AsyncRunner) -> No
     assert handle.activated == ["preemptor"]
 
 
+def terminating(victim: Pod, grace_period: int, finalizers: Sequence[str] = ()) -> Pod:
+    """``victim`` as the watch shows it once its DELETE has been accepted."""
+    meta = {**victim.raw.get("metadata", {}), "deletionGracePeriodSeconds": grace_period}
+    if finalizers:
+        meta["finalizers"] = list(finalizers)
+    return dataclasses.replace(
+        victim, deletion_timestamp="2026-12-05T01:00:00Z", raw={**victim.raw, "metadata": meta}
+    )
+
+
 def test_a_terminating_last_victim_ends_the_wait_before_its_call_returns(runner: AsyncRunner) -> None:
-    """lastVictimsPendingPreemption: once the last victim is terminating in the cache, PreEnqueue
-    lets the preemptor in although the deletion call has not returned yet."""
+    """lastVictimsPendingPreemption: once the last victim is terminating in the cache (a graceful
+    termination, which a kubelet ends), PreEnqueue lets the preemptor in although the deletion call
+    has not returned yet."""
     last = VICTIMS[0]
     actions = FakeActions(hold={last.name})
     handle = FakeHandle(actions, runner)
@@ -207,9 +218,79 @@ def test_a_terminating_last_victim_ends_the_wait_before_its_call_returns(runner:
     executor.actuate_pod_preemption(NODE, [last], PREEMPTOR, "DefaultPreemption")
     actions.wait_in_flight({last.name})
     assert executor.is_pod_running_preemption(PREEMPTOR.uid)
-    handle.pods[last.uid] = dataclasses.replace(last, deletion_timestamp="2026-12-05T01:00:00Z")
+    handle.pods[last.uid] = terminating(last, grace_period=30)
     assert not executor.is_pod_running_preemption(PREEMPTOR.uid)
     actions.release.set()
+
+
+def test_the_preemptor_waits_for_the_cache_to_drop_a_victim_removed_at_once(runner: AsyncRunner) -> None:
+    """A victim with a zero grace period is removed by its DELETE: the preemptor is held back after
+    the preemption has finished, while the cache (trailing the API calls) still shows the victim
+    running, then terminating; the victim's Delete event lets it in. Before that its cycle would
+    find the victims still on the nominated node ("not eligible due to a terminating pod on the
+    nominated node") or preempt a second time."""
+    victims = VICTIMS[:2]
+    actions = FakeActions()
+    handle = FakeHandle(actions, runner)
+    handle.pods.update((v.uid, v) for v in victims)
+    executor = Executor(handle)
+    executor.actuate_pod_preemption(NODE, victims, PREEMPTOR, "DefaultPreemption")
+    wait_done(executor)
+    assert actions.calls == ["delete v1", "delete v2"]
+    assert executor.is_pod_running_preemption(PREEMPTOR.uid)  # the cache has not seen the DELETEs
+    del handle.pods[victims[0].uid]
+    handle.pods[victims[1].uid] = terminating(victims[1], grace_period=0)
+    assert executor.is_pod_running_preemption(PREEMPTOR.uid)  # its removal is the next event
+    del handle.pods[victims[1].uid]
+    assert not executor.is_pod_running_preemption(PREEMPTOR.uid)
+    assert handle.activated == []
+
+
+@pytest.mark.parametrize(
+    "last_victim",
+    [terminating(VICTIMS[1], grace_period=30), terminating(VICTIMS[1], 0, ["example.com/keep"])],
+    ids=["grace-period", "finalizer"],
+)
+def test_a_victim_that_stays_terminating_lets_the_preemptor_in(runner: AsyncRunner, last_victim: Pod) -> None:
+    """A victim a kubelet stops, or one a finalizer keeps, stays terminating: the preemptor goes in
+    as in kube-scheduler (its attempt then waits for the victim's removal as an unschedulable pod)."""
+    handle = FakeHandle(FakeActions(), runner)
+    handle.pods[last_victim.uid] = VICTIMS[1]
+    executor = Executor(handle)
+    executor.actuate_pod_preemption(NODE, VICTIMS[:2], PREEMPTOR, "DefaultPreemption")
+    wait_done(executor)
+    assert executor.is_pod_running_preemption(PREEMPTOR.uid)
+    handle.pods[last_victim.uid] = last_victim
+    assert not executor.is_pod_running_preemption(PREEMPTOR.uid)
+
+
+def test_a_failed_preemption_lets_the_preemptor_in_at_once(runner: AsyncRunner) -> None:
+    """After an error nothing is left to wait for: kube-scheduler's goroutine forgets the
+    preemptor and activates it, whatever the cache shows."""
+    actions = FakeActions(fail={"v2"})
+    handle = FakeHandle(actions, runner)
+    handle.pods.update((v.uid, v) for v in VICTIMS[:2])
+    executor = Executor(handle)
+    executor.actuate_pod_preemption(NODE, VICTIMS[:2], PREEMPTOR, "DefaultPreemption")
+    wait_done(executor)
+    assert not executor.is_pod_running_preemption(PREEMPTOR.uid)
+    assert handle.activated == ["preemptor"]
+
+
+def test_a_preemptor_gone_from_the_queue_is_forgotten_once_its_victim_is(runner: AsyncRunner) -> None:
+    """A preemptor deleted while held back is never asked about again: the next preemption drops
+    its record once the cache has dropped its victim, so a long-running scheduler keeps none."""
+    handle = FakeHandle(FakeActions(), runner)
+    handle.pods[VICTIMS[0].uid] = VICTIMS[0]
+    executor = Executor(handle)
+    executor.actuate_pod_preemption(NODE, VICTIMS[:1], PREEMPTOR, "DefaultPreemption")
+    wait_done(executor)
+    del handle.pods[VICTIMS[0].uid]
+    other = pod("other-preemptor", 1000)
+    handle.pods[VICTIMS[1].uid] = VICTIMS[1]
+    executor.actuate_pod_preemption(NODE, VICTIMS[1:2], other, "DefaultPreemption")
+    wait_done(executor)
+    assert executor.waiting_preemptors() == {other.uid}
 
 
 def test_without_a_runner_the_victims_are_deleted_inline_in_order() -> None:
