@@ -21,11 +21,13 @@ from app.framework.cycle_state import CycleState
 from app.framework.events import POD, ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from app.framework.interfaces import (
     EnqueueExtensions,
+    FilterPlugin,
     Handle,
     PodNominator,
     PostFilterPlugin,
     PostFilterResult,
     PreEnqueuePlugin,
+    PreFilterExtensions,
 )
 from app.framework.preemption.executor import Executor
 from app.framework.preemption.pdb import PodDisruptionBudget, filter_pods_with_pdb_violation
@@ -90,6 +92,9 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         self.is_eligible_pod: IsEligiblePod = lambda node_info, victim, preemptor: True
         rng = getattr(handle, "rng", None)
         self.rng: random.Random = rng if isinstance(rng, random.Random) else random.Random()
+        # The dry run's per-cycle lookups (PreFilter extensions, active filters), made for the first
+        # node it walks and reused for the others: the cycle state they derive from is the same.
+        self._cycle_lookups: tuple[CycleState, DryRunLookups] | None = None
 
     # --- collaborators from the handle ----------------------------------------------------------
 
@@ -201,7 +206,27 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
         ]
         if not potential:
             return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS_MSG)
-        return select_victims(self.framework, self.nominator, state.clone(), pod, node_info, potential, pdbs)
+        cached = self._cycle_lookups
+        if cached is not None and cached[0] is state:
+            lookups = cached[1]
+        else:
+            lookups = dry_run_lookups(self.framework, state)
+            self._cycle_lookups = (state, lookups)
+        return select_victims(
+            self.framework, self.nominator, state.clone(), pod, node_info, potential, pdbs, lookups
+        )
+
+
+#: What the dry run looks up once per cycle: the PreFilter extensions to run, and the Filter plugins
+#: (None in a cycle that samples plugin metrics: Filter then goes through the framework's timed path).
+DryRunLookups = tuple[list[tuple[str, PreFilterExtensions]], list[FilterPlugin] | None]
+
+
+def dry_run_lookups(fwk: Framework, state: CycleState) -> DryRunLookups:
+    """The :data:`DryRunLookups` of ``state`` (or of any copy of it: a copy has its skipped plugins)."""
+    return fwk.pre_filter_extensions_for(state), None if state.record_plugin_metrics else fwk.active_filters(
+        state
+    )
 
 
 def select_victims(
@@ -212,6 +237,7 @@ def select_victims(
     node_info: NodeInfo,
     potential: list[PodInfo],
     pdbs: Sequence[PodDisruptionBudget],
+    lookups: DryRunLookups | None = None,
 ) -> tuple[list[Pod], int, Status | None]:
     """The body of SelectVictimsOnNode over given ``potential`` victims (the extender's /preempt reuses it).
 
@@ -222,15 +248,14 @@ def select_victims(
     kube-scheduler. Returns (victims most important first,
     how many of them violate a PDB, None) or a failure status.
 
-    The PreFilter extensions and the Filter plugins to run are looked up once for the node, not per
-    pod added or removed (the state's skipped plugins do not change during the dry run); in a cycle
+    The PreFilter extensions and the Filter plugins to run (``lookups``) are looked up once for the
+    cycle by the caller walking many nodes, or here for the node; not per pod added or removed (the state's skipped plugins do not change during the dry run); in a cycle
     that samples plugin metrics Filter goes through the framework's timed path as before. The pods
     nominated to the node are read once too: the dry run of one node sees one nominator state.
     """
     if not potential:
         return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS_MSG)
-    extensions = fwk.pre_filter_extensions_for(state)
-    filters = None if state.record_plugin_metrics else fwk.active_filters(state)
+    extensions, filters = lookups if lookups is not None else dry_run_lookups(fwk, state)
     nominated = nominator.nominated_pods_for_node(node_info.name)
     if not extensions:
         node_info = node_info.snapshot_without(potential)
