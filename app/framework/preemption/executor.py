@@ -136,6 +136,9 @@ class Executor:
         # Preemptors whose background preemption has finished, still held back until the cache has
         # caught up with the deletion of their last victim (see is_pod_running_preemption).
         self._awaiting_cache: set[str] = set()
+        # Preemptors whose last PreEnqueue answer was "still preempting": gated in the queue until a
+        # pod deletion looks at them again.
+        self._held: set[str] = set()
 
     @property
     def actions(self) -> ClusterActions | None:
@@ -202,6 +205,7 @@ class Executor:
             self._preempting.discard(uid)
             self._last_victim.pop(uid, None)
             self._awaiting_cache.discard(uid)
+            self._held.discard(uid)
 
     def _forget_caught_up(self) -> None:
         """Drop the finished preemptions whose last victim the cache no longer holds back: those of
@@ -265,12 +269,21 @@ class Executor:
                 failed = True
         finally:
             with self._lock:
-                held = runner is not None and getattr(self.handle, "get_pod", None) is not None
-                if failed or uid not in self._last_victim or not held:
+                kept = runner is not None and getattr(self.handle, "get_pod", None) is not None
+                last = self._last_victim.get(uid)
+                gated = uid in self._held
+                if failed or last is None or not kept:
                     self._preempting.discard(uid)
                     self._last_victim.pop(uid, None)
+                    self._held.discard(uid)
                 else:
                     self._awaiting_cache.add(uid)
+            # PreEnqueue last held the preemptor back, and the deletion that would look at it again
+            # has already been heard (the cache dropped the last victim before it was recorded: one
+            # the API server had removed before the dry run chose it). Without a wake-up it would
+            # wait for an unrelated deletion, or the 5-minute flush. kube-scheduler's informer is
+            # never that far behind; berth's can be (see is_pod_running_preemption).
+            stranded = not failed and gated and last is not None and not self._deletion_pending(last)
             logs.info(
                 "Async Preemption finished completely",
                 2,
@@ -278,7 +291,7 @@ class Executor:
                 node=node_name,
                 result="error" if failed else "success",
             )
-            if failed:
+            if failed or stranded:
                 # The preemptor could otherwise wait in the unschedulable pool for an event that
                 # never comes: kube-scheduler's deferred fh.Activate.
                 activate = getattr(self.handle, "activate", None)
@@ -305,6 +318,16 @@ class Executor:
         return None
 
     def is_pod_running_preemption(self, uid: str) -> bool:
+        """``IsPodRunningPreemption``, see :meth:`_running`; remembers which preemptors it held back."""
+        running = self._running(uid)
+        with self._lock:
+            if running and uid in self._preempting:
+                self._held.add(uid)
+            else:
+                self._held.discard(uid)
+        return running
+
+    def _running(self, uid: str) -> bool:
         """``IsPodRunningPreemption``: the preemptor waits while its preemption runs, and then until
         the cache has seen its last victim go.
 

@@ -128,6 +128,7 @@ def test_the_scheduling_thread_goes_on_while_the_victims_are_deleted(runner: Asy
     until the last victim's deletion returns, and success activates nobody."""
     actions = FakeActions(hold={"v1", "v2", "v3"})
     handle = FakeHandle(actions, runner)
+    handle.pods.update((v.uid, v) for v in VICTIMS)
     executor = Executor(handle)
     assert executor.actuate_pod_preemption(NODE, VICTIMS, PREEMPTOR, "DefaultPreemption") is None
     assert executor.is_pod_running_preemption(PREEMPTOR.uid)
@@ -358,3 +359,38 @@ def test_a_shutdown_during_the_parallel_deletions_ends_the_preemption_as_an_erro
     wait_done(executor)
     assert actions.calls == []
     assert handle.activated == ["preemptor"]
+
+
+def test_a_held_preemptor_whose_victim_the_cache_already_dropped_is_activated(runner: AsyncRunner) -> None:
+    """The dry run chose a victim the API server had already removed (the cache was behind), and its
+    Delete event was heard while the preemption ran, before the last victim was recorded: PreEnqueue
+    held the preemptor back then, and no deletion is left to look at it again. The preemption's end
+    activates it instead of leaving it to the 5-minute flush."""
+    actions = FakeActions(hold={"v1"})
+    handle = FakeHandle(actions, runner)  # the cache holds neither victim any more
+    executor = Executor(handle)
+    executor.actuate_pod_preemption(NODE, VICTIMS[:2], PREEMPTOR, "DefaultPreemption")
+    actions.wait_in_flight({"v1"})
+    assert executor.is_pod_running_preemption(PREEMPTOR.uid)  # gated, on v2's Delete event
+    actions.release.set()
+    wait_done(executor)
+    assert handle.activated == ["preemptor"]
+    assert not executor.is_pod_running_preemption(PREEMPTOR.uid)
+
+
+def test_a_preemptor_already_let_in_is_not_activated(runner: AsyncRunner) -> None:
+    """The usual order: the victim's Delete event lets the preemptor in before the preemption ends;
+    nothing is left to wake."""
+    last = VICTIMS[0]
+    actions = FakeActions(hold={last.name})
+    handle = FakeHandle(actions, runner)
+    handle.pods[last.uid] = last
+    executor = Executor(handle)
+    executor.actuate_pod_preemption(NODE, [last], PREEMPTOR, "DefaultPreemption")
+    actions.wait_in_flight({last.name})
+    assert executor.is_pod_running_preemption(PREEMPTOR.uid)
+    del handle.pods[last.uid]
+    assert not executor.is_pod_running_preemption(PREEMPTOR.uid)
+    actions.release.set()
+    wait_done(executor)
+    assert handle.activated == []
