@@ -130,7 +130,8 @@ class Executor:
     def __init__(self, handle: Any, async_preemption: bool = True) -> None:
         self.handle = handle
         self.async_preemption = async_preemption
-        self._lock = threading.Lock()
+        # Re-entrant: PreEnqueue's answer and the record of it are one step under it (see _running).
+        self._lock = threading.RLock()
         self._preempting: set[str] = set()
         self._last_victim: dict[str, Pod] = {}
         # Preemptors whose background preemption has finished, still held back until the cache has
@@ -271,19 +272,20 @@ class Executor:
             with self._lock:
                 kept = runner is not None and getattr(self.handle, "get_pod", None) is not None
                 last = self._last_victim.get(uid)
-                gated = uid in self._held
+                # PreEnqueue last held the preemptor back, and the deletion that would look at it
+                # again has already been heard (the cache dropped the last victim before it was
+                # recorded: one the API server had removed before the dry run chose it). Without a
+                # wake-up it would wait for an unrelated deletion, or the 5-minute flush.
+                # kube-scheduler's informer is never that far behind; berth's can be (see _running).
+                stranded = (
+                    not failed and last is not None and uid in self._held and not self._deletion_pending(last)
+                )
                 if failed or last is None or not kept:
                     self._preempting.discard(uid)
                     self._last_victim.pop(uid, None)
                     self._held.discard(uid)
                 else:
                     self._awaiting_cache.add(uid)
-            # PreEnqueue last held the preemptor back, and the deletion that would look at it again
-            # has already been heard (the cache dropped the last victim before it was recorded: one
-            # the API server had removed before the dry run chose it). Without a wake-up it would
-            # wait for an unrelated deletion, or the 5-minute flush. kube-scheduler's informer is
-            # never that far behind; berth's can be (see is_pod_running_preemption).
-            stranded = not failed and gated and last is not None and not self._deletion_pending(last)
             logs.info(
                 "Async Preemption finished completely",
                 2,
@@ -319,8 +321,8 @@ class Executor:
 
     def is_pod_running_preemption(self, uid: str) -> bool:
         """``IsPodRunningPreemption``, see :meth:`_running`; remembers which preemptors it held back."""
-        running = self._running(uid)
-        with self._lock:
+        with self._lock:  # one step, so that a preemption ending meanwhile sees the answer recorded
+            running = self._running(uid)
             if running and uid in self._preempting:
                 self._held.add(uid)
             else:

@@ -224,9 +224,9 @@ DryRunLookups = tuple[list[tuple[str, PreFilterExtensions]], list[FilterPlugin] 
 
 def dry_run_lookups(fwk: Framework, state: CycleState) -> DryRunLookups:
     """The :data:`DryRunLookups` of ``state`` (or of any copy of it: a copy has its skipped plugins)."""
-    return fwk.pre_filter_extensions_for(state), None if state.record_plugin_metrics else fwk.active_filters(
-        state
-    )
+    extensions = fwk.pre_filter_extensions_for(state)
+    filters = None if state.record_plugin_metrics else fwk.active_filters(state)
+    return extensions, filters
 
 
 def select_victims(
@@ -248,9 +248,10 @@ def select_victims(
     kube-scheduler. Returns (victims most important first,
     how many of them violate a PDB, None) or a failure status.
 
-    The PreFilter extensions and the Filter plugins to run (``lookups``) are looked up once for the
-    cycle by the caller walking many nodes, or here for the node; not per pod added or removed (the state's skipped plugins do not change during the dry run); in a cycle
-    that samples plugin metrics Filter goes through the framework's timed path as before. The pods
+    The PreFilter extensions and the Filter plugins to run (``lookups``) are looked up once per cycle
+    by a caller walking many nodes, or here for the node; never per pod added or removed (the
+    state's skipped plugins do not change during the dry run). In a cycle that samples plugin
+    metrics Filter goes through the framework's timed path as before. The pods
     nominated to the node are read once too: the dry run of one node sees one nominator state.
     """
     if not potential:
