@@ -82,6 +82,9 @@ class Executor:
         self._lock = threading.RLock()
         self._preempting: set[str] = set()
         self._last_victim: dict[str, Pod] = {}
+        # The victim each preemption deletes last, known from its start (_last_victim is recorded
+        # only once the others are deleted): its removal from the cache is what lets the preemptor in.
+        self._final_victim: dict[str, Pod] = {}
         # Preemptors whose background preemption has finished, still held back until the cache has
         # caught up with the deletion of their last victim (see is_pod_running_preemption).
         self._awaiting_cache: set[str] = set()
@@ -140,6 +143,7 @@ class Executor:
         # Marked before the work starts, so that PreEnqueue holds the preemptor back from now on.
         with self._lock:
             self._preempting.add(uid)
+            self._final_victim[uid] = to_delete[-1]
             self._last_victim.pop(uid, None)
             self._awaiting_cache.discard(uid)
         # kube-scheduler's goroutine defers `...WithLabelValues(result).Observe(SinceInSeconds(startTime))`
@@ -164,6 +168,7 @@ class Executor:
     def _forget(self, uid: str) -> None:
         with self._lock:
             self._preempting.discard(uid)
+            self._final_victim.pop(uid, None)
             self._last_victim.pop(uid, None)
             self._awaiting_cache.discard(uid)
             self._held.discard(uid)
@@ -244,6 +249,7 @@ class Executor:
                 )
                 if failed or last is None or not kept:
                     self._preempting.discard(uid)
+                    self._final_victim.pop(uid, None)
                     self._last_victim.pop(uid, None)
                     self._held.discard(uid)
                 else:
@@ -324,6 +330,29 @@ class Executor:
         if finished:
             self._forget(uid)
         return False
+
+    def released_by(self, uid: str) -> str | None:
+        """Asked while PreEnqueue holds the preemptor ``uid`` back: the UID of the victim whose removal
+        from the cache alone can let it in, or None when any pod deletion may.
+
+        Every other way out activates the preemptor: a failed preemption, and one that ends after the
+        cache already dropped (or saw terminating gracefully) the last victim (the stranded case of
+        :meth:`_preempt_victims`). While the last victim is still in the cache, not terminating or with
+        its removal due, only its own Delete event can change :meth:`_running`'s answer; once it
+        terminates gracefully, any deletion lets the preemptor in (kube-scheduler's condition), so
+        the queue asks again when that victim is updated. Without a background runner or a cache to
+        look at (simulate, the extender, tests) there is no such victim to name.
+        """
+        with self._lock:
+            if uid not in self._preempting or self.runner is None:
+                return None
+            final = self._final_victim.get(uid)
+            last = self._last_victim.get(uid)
+        if final is None or getattr(self.handle, "get_pod", None) is None:
+            return None
+        if last is not None and not self._deletion_pending(last):
+            return None
+        return final.uid
 
     def waiting_preemptors(self) -> set[str]:
         """The UIDs of the preemptors PreEnqueue may still hold back (their preemption runs, or the
