@@ -407,6 +407,44 @@ def test_the_preemptor_waits_for_the_cache_to_drop_a_victim_removed_at_once(runn
     assert handle.activated == []
 
 
+def test_a_held_preemptor_names_its_last_victim_while_only_that_deletion_can_let_it_in(
+    runner: AsyncRunner,
+) -> None:
+    """DefaultPreemption's gated_until_deleted: the queue looks at a held preemptor only for the
+    deletion of the victim its preemption deletes last, from the start (the others are deleted
+    first) until the cache drops it, and on any deletion once that victim terminates gracefully."""
+    victims = VICTIMS[:2]
+    actions = FakeActions(hold={"v1"})
+    handle = FakeHandle(actions, runner)
+    handle.pods.update((v.uid, v) for v in victims)
+    executor = Executor(handle)
+    executor.actuate_pod_preemption(NODE, victims, PREEMPTOR, "DefaultPreemption")
+    actions.wait_in_flight({"v1"})
+    assert executor.is_pod_running_preemption(PREEMPTOR.uid)
+    assert executor.released_by(PREEMPTOR.uid) == victims[1].uid  # not deleted yet, not recorded
+    actions.release.set()
+    wait_done(executor)
+    assert executor.released_by(PREEMPTOR.uid) == victims[1].uid  # the cache still shows it running
+    handle.pods[victims[1].uid] = terminating(victims[1], grace_period=0)
+    assert executor.released_by(PREEMPTOR.uid) == victims[1].uid  # its removal is due
+    handle.pods[victims[1].uid] = terminating(victims[1], grace_period=30)
+    assert executor.released_by(PREEMPTOR.uid) is None  # any deletion lets it in now
+    assert executor.released_by(pod("never-preempted", 1000).uid) is None
+
+
+def test_no_victim_is_named_without_a_runner_or_after_a_failure(runner: AsyncRunner) -> None:
+    inline = Executor(FakeHandle(FakeActions(hold=set()), None))
+    inline.actuate_pod_preemption(NODE, VICTIMS[:2], PREEMPTOR, "DefaultPreemption")
+    assert inline.released_by(PREEMPTOR.uid) is None
+    handle = FakeHandle(FakeActions(fail={"v1"}), runner)
+    handle.pods.update((v.uid, v) for v in VICTIMS[:2])
+    failing = Executor(handle)
+    failing.actuate_pod_preemption(NODE, VICTIMS[:2], PREEMPTOR, "DefaultPreemption")
+    wait_done(failing)
+    assert failing.released_by(PREEMPTOR.uid) is None
+    assert handle.activated == ["preemptor"]
+
+
 @pytest.mark.parametrize(
     "last_victim",
     [terminating(VICTIMS[1], grace_period=30), terminating(VICTIMS[1], 0, ["example.com/keep"])],
