@@ -278,7 +278,9 @@ def select_victims(
         return fwk.run_pre_filter_extension_add_pod(state, pod, pi, node_info, extensions)
 
     def fits() -> Status | None:
-        return fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info, nominated, filters)
+        return fwk.run_filter_plugins_with_nominated_pods(
+            state, pod, node_info, nominated, filters, extensions
+        )
 
     if extensions:
         for pi in potential:
