@@ -1019,6 +1019,7 @@ POD_METADATA_KEPT = (
     "creationTimestamp",
     "deletionTimestamp",
     "deletionGracePeriodSeconds",
+    "finalizers",  # rare; async preemption asks whether a terminating victim's removal is due
     "labels",
     "annotations",
     "ownerReferences",

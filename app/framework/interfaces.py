@@ -173,6 +173,17 @@ class PreEnqueuePlugin(Plugin):
         """Return a non-success status to keep the pod gated."""
         raise NotImplementedError
 
+    def gated_until_deleted(self, pod: Pod) -> str | None:
+        """Asked right after :meth:`pre_enqueue` rejected ``pod``: the UID of the one pod whose
+        deletion alone can make this plugin admit ``pod`` again (an ``Activate`` aside), or None
+        (the default) when any event the plugin registered may.
+
+        berth's addition, not kube-scheduler's: the queue then looks at the gated pod only when that
+        pod is deleted, and asks again when that pod is updated, instead of re-running the hints
+        and PreEnqueue of every gated pod on every matching event only for them to gate it again.
+        Where the pods go stays kube-scheduler's; what is saved are calls whose answer is known."""
+        return None
+
 
 class QueueSortPlugin(Plugin):
     """Orders the active queue."""

@@ -383,6 +383,9 @@ class Framework:
                 f'at least one bind plugin is needed for profile with scheduler name "{self.profile_name}"'
             )
         self.score_weights = expansion.weights
+        # The last cycle state's PreFilter extensions, for the nominated pods added on every node a
+        # Filter pass walks (the state keeps its skipped plugins for the whole cycle).
+        self._extensions_memo: tuple[CycleState, list[tuple[str, PreFilterExtensions]]] | None = None
 
     # --- PreEnqueue / QueueSort ----------------------------------------------------------
 
@@ -430,6 +433,7 @@ class Framework:
         start = time.perf_counter()
         skip = state.skip_filter_plugins
         skip.clear()
+        self._extensions_memo = None  # a state's extensions change with its skipped plugins
         result: PreFilterResult | None = None
         with_nodes: set[str] = set()
         return_status: Status | None = None
@@ -619,19 +623,31 @@ class Framework:
         node_info: NodeInfo,
         nominated: Sequence[PodInfo],
         plugins: Sequence[FilterPlugin] | None = None,
+        extensions: Sequence[tuple[str, PreFilterExtensions]] | None = None,
     ) -> Status | None:
-        """Two passes: with higher-or-equal priority pods nominated to the node added, then without."""
+        """Two passes: with higher-or-equal priority pods nominated to the node added, then without.
+
+        ``extensions`` are :meth:`pre_filter_extensions_for` ``state`` when the caller has them (the
+        preemption dry run); otherwise they are looked up once per cycle state, not once per node
+        and nominated pod (a pass over every node while preemptors are nominated everywhere)."""
         if not nominated:
             return self.run_filter_plugins(state, pod, node_info, plugins)
         priority = pod_priority(pod)
         added = [p for p in nominated if p.pod.uid != pod.uid and pod_priority(p.pod) >= priority]
         if not added:
             return self.run_filter_plugins(state, pod, node_info, plugins)
+        if extensions is None:
+            memo = self._extensions_memo
+            if memo is not None and memo[0] is state:
+                extensions = memo[1]
+            else:
+                extensions = self.pre_filter_extensions_for(state)
+                self._extensions_memo = (state, extensions)
         state_with = state.clone()
         info_with = node_info.snapshot()
         for p in added:
             info_with.add_pod_info(p)
-            s = self.run_pre_filter_extension_add_pod(state_with, pod, p, info_with)
+            s = self.run_pre_filter_extension_add_pod(state_with, pod, p, info_with, extensions)
             if s is not None:
                 return s
         s = self.run_filter_plugins(state_with, pod, info_with, plugins)

@@ -30,6 +30,7 @@ from app.framework.interfaces import (
     ObjectLister,
     PodNominator,
 )
+from app.framework.preemption.executor import AsyncRunner
 from app.framework.preemption.parallelizer import VictimParallelizer
 from app.framework.registry import Registry
 from app.framework.runtime import Framework, NodeScore, NodeScores, TimedFilters
@@ -265,6 +266,10 @@ class _Handle:
         # Where preemption evicts a candidate's victims in parallel (berth run sets it); None: one
         # after the other, in order (simulate, the extender, tests over the cache).
         self.preemption_parallelizer: VictimParallelizer | None = None
+        # berth run's background runner of async preemption (None: preemption runs inline) and its
+        # queue's Activate (None: no queue to move pods in, as in simulate and the extender).
+        self.preemption_runner: AsyncRunner | None = None
+        self.activator: Callable[[Sequence[Pod]], None] | None = None
 
     @property
     def snapshot(self) -> NodeInfoLister:
@@ -293,6 +298,11 @@ class _Handle:
     def get_pod(self, uid: str) -> Pod | None:
         """The cached pod with ``uid``."""
         return self._engine.cache.get_pod(uid)
+
+    def activate(self, pods: Sequence[Pod]) -> None:
+        """``Activate``: move ``pods`` to the active queue (a no-op without a queue)."""
+        if self.activator is not None:
+            self.activator(pods)
 
 
 @dataclass(slots=True)

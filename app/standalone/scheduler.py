@@ -137,13 +137,19 @@ class Scheduler:
                 logs.error("Unhandled error in the scheduling loop", err=repr(err))
 
     def stop(self, timeout: float = 10.0) -> bool:
-        """Stop taking pods, then wait up to ``timeout`` for in-flight bindings; True if all finished."""
+        """Stop taking pods and async preemptions, then wait up to ``timeout`` for in-flight
+        bindings; True if all finished."""
         with self._lifecycle:  # so that start() either finished or will not start
             self._stopping.set()
             loop = self._loop
         self.queue.close()
         if loop is not None:
             loop.join(timeout)
+        # Async preemptions not started are dropped (their preemptors are this process's no more);
+        # running ones end with their API call, never waited for.
+        runner = self.engine.handle.preemption_runner
+        if runner is not None:
+            runner.shutdown()
         done = self._pool.wait(timeout)
         self._pool.shutdown()
         return done

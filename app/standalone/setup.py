@@ -21,6 +21,7 @@ from app.backend.queue.scheduling_queue import PriorityQueue
 from app.config import dump_config
 from app.config.types import LeaderElectionConfig as LeaderElectionSettings
 from app.config.types import SchedulerConfiguration
+from app.framework.preemption.executor import AsyncRunner
 from app.framework.preemption.parallelizer import VictimParallelizer
 from app.framework.registry import Registry
 from app.kube.actions import ApiBinder, ApiClusterActions, ApiVolumeWriter
@@ -141,6 +142,10 @@ def setup(cfg: SchedulerConfiguration, registry: Registry, options: Options) -> 
         nominator=engine.nominator,
         namespace_labels=namespace_labels_lookup(objects),
     )
+    # Async preemption's API calls run in the background (its victims on the parallelizer above)
+    # and an error activates the preemptor.
+    engine.handle.preemption_runner = AsyncRunner()
+    engine.handle.activator = queue.activate
     informers = scheduler_informers(client, engine, queue, objects)
     volume_writer.lookup_pod = _pod_lookup(informers)
     traces = DecisionTraces()

@@ -20,6 +20,7 @@ from app.backend.queue.scheduling_queue import PriorityQueue, QueuedPodInfo
 from app.framework.events import (
     CSI_NODE,
     EVENT_ASSIGNED_POD_ADD,
+    EVENT_ASSIGNED_POD_DELETE,
     EVENT_NODE_ADD,
     EVENT_UNSCHEDULABLE_TIMEOUT,
     PERSISTENT_VOLUME,
@@ -605,6 +606,87 @@ def test_move_all_only_looks_at_gated_pods_for_their_gating_events(
     fail(q, qpi, [gating])
     q.move_all_to_active_or_backoff_queue(EVENT_NODE_ADD, None, None)
     assert where(q)[want] == ["p"]
+
+
+class WaitsForDeletion(PreEnqueuePlugin):
+    """Gates the pods named in ``gates``; for those also in ``released_by``, names the one pod whose
+    deletion alone can ungate them (DefaultPreemption's preemptor and its last victim). Records
+    every PreEnqueue call."""
+
+    name: ClassVar[str] = "WaitsForDeletion"
+
+    def __init__(self) -> None:
+        super().__init__(None, FakeHandle())
+        self.gates: set[str] = set()
+        self.released_by: dict[str, str | None] = {}
+        self.calls: list[str] = []
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        self.calls.append(pod.name)
+        return unresolvable("waiting") if pod.name in self.gates else None
+
+    def gated_until_deleted(self, pod: Pod) -> str | None:
+        return self.released_by.get(pod.name)
+
+
+POD_DELETE = ClusterEvent(POD, ActionType.DELETE)
+
+
+def gated_by_deletions() -> tuple[PriorityQueue, WaitsForDeletion, Pod]:
+    """A queue with two gated pods: ``held`` waits for ``victim``'s deletion alone, ``other`` for any
+    deletion; the gating plugin's hint for pod deletions queues."""
+    gate = WaitsForDeletion()
+    q = new_queue(queueing_hints=hints((POD_DELETE, gate.name, queue_hint)), pre_enqueue=[gate])
+    victim = pod("victim", nodeName="n1")
+    gate.gates = {"held", "other"}
+    gate.released_by = {"held": victim.uid}
+    q.add(pod("held"))
+    q.add(pod("other"))
+    assert q.counts()["gated"] == 2
+    gate.calls.clear()
+    return q, gate, victim
+
+
+def test_a_pod_waiting_for_one_deletion_is_not_looked_at_for_other_deletions() -> None:
+    """Other pods' deletions ask PreEnqueue about every other gated pod, not about the one only a
+    given pod's deletion can ungate (its answer could not change); that deletion lets it in."""
+    q, gate, victim = gated_by_deletions()
+    bystander = pod("bystander", nodeName="n1")
+    q.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, bystander, None)
+    assert gate.calls == ["other"]
+    assert q.counts()["gated"] == 2
+    gate.gates = {"other"}
+    q.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, victim, None)
+    assert gate.calls == ["other", "held", "other"]
+    assert where(q)["active"] == ["held"]
+    assert q.counts()["gated"] == 1
+
+
+def test_a_pod_waiting_for_one_deletion_is_asked_again_when_that_pod_changes() -> None:
+    """When the awaited pod is updated, the gating plugin is asked again; once it no longer names
+    that pod (a victim terminating gracefully), every deletion looks at the gated pod again."""
+    q, gate, victim = gated_by_deletions()
+    q.assigned_pod_updated(victim, pod("victim", nodeName="n1", labels={"a": "b"}))
+    bystander = pod("bystander", nodeName="n1")
+    q.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, bystander, None)
+    assert gate.calls == ["other"]  # still named: still only that deletion
+    gate.released_by["held"] = None
+    q.assigned_pod_updated(victim, pod("victim", nodeName="n1", labels={"a": "c"}))
+    gate.calls.clear()
+    q.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, bystander, None)
+    assert sorted(gate.calls) == ["held", "other"]
+
+
+def test_a_pod_waiting_for_one_deletion_leaves_by_activation_and_by_its_own_deletion() -> None:
+    q, gate, victim = gated_by_deletions()
+    gate.gates = {"other"}
+    q.activate([pod("held")])
+    assert where(q)["active"] == ["held"]
+    q2, _, _ = gated_by_deletions()
+    q2.delete(pod("held"))
+    assert q2.counts()["gated"] == 1
+    q2.move_all_to_active_or_backoff_queue(EVENT_ASSIGNED_POD_DELETE, victim, None)  # no stale entry
+    assert q2.counts()["gated"] == 1
 
 
 # --- MoveAll with queueing hints -----------------------------------------------------------------

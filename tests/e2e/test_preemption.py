@@ -19,9 +19,14 @@ see the transient states (DisruptionTarget, nominatedNodeName) a poll could miss
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import functools
+import http.server
+import json
 import re
+import ssl
+import subprocess
 import threading
 import time
 import uuid
@@ -684,3 +689,165 @@ def test_synchronous_preemption_evicts_then_binds_the_preemptor(
     )
     assert after["scheduler_preemption_victims_sum"] >= before.get("scheduler_preemption_victims_sum", 0) + 1
     assert not [k for k in after if k.startswith("scheduler_preemption_goroutines")]
+
+
+# --- berth run: the victims' API calls in the background ---------------------------------------------
+
+
+class DeletionGate:
+    """A validating admission webhook on pod DELETE that holds the deletion of the pods named in
+    :attr:`held` until :meth:`release` (an API server slow to delete a victim), allowing all else.
+
+    An HTTPS server on a free 127.0.0.1 port with a self-signed certificate (the ``caBundle``), and
+    a ValidatingWebhookConfiguration matching only pods carrying ``label`` (its value unique to the
+    test), so that no other test's pod is ever sent to it.
+    """
+
+    def __init__(self, workdir: Path, label: tuple[str, str], held: set[str]) -> None:
+        self.label = label
+        self.held = held
+        self.seen: list[str] = []
+        self.released = threading.Event()
+        self._cond = threading.Condition()
+        workdir.mkdir(parents=True, exist_ok=True)
+        cert, key = workdir / "webhook.crt", workdir / "webhook.key"
+        subprocess.run(
+            [
+                *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+                *("-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"),
+                *("-addext", "subjectAltName=IP:127.0.0.1"),
+            ],
+            check=True,
+            capture_output=True,
+        )
+        self.ca_bundle = base64.b64encode(cert.read_bytes()).decode()
+        gate = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                review = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                request = review["request"]
+                name = request.get("name", "")
+                with gate._cond:
+                    gate.seen.append(name)
+                    gate._cond.notify_all()
+                if name in gate.held:
+                    gate.released.wait(WAIT)
+                body = json.dumps(
+                    {
+                        "apiVersion": "admission.k8s.io/v1",
+                        "kind": "AdmissionReview",
+                        "response": {"uid": request["uid"], "allowed": True},
+                    }
+                ).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(str(cert), str(key))
+        self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
+        self._thread = threading.Thread(target=self.server.serve_forever, name="deletion-gate", daemon=True)
+        self._thread.start()
+
+    def configuration(self, name: str) -> client.V1ValidatingWebhookConfiguration:
+        """The webhook configuration pointing at this server."""
+        return client.V1ValidatingWebhookConfiguration(
+            metadata=client.V1ObjectMeta(name=name),
+            webhooks=[
+                client.V1ValidatingWebhook(
+                    name="deletion-gate.berth.example.com",
+                    client_config=client.AdmissionregistrationV1WebhookClientConfig(
+                        url=f"https://127.0.0.1:{self.server.server_address[1]}/",
+                        ca_bundle=self.ca_bundle,
+                    ),
+                    rules=[
+                        client.V1RuleWithOperations(
+                            api_groups=[""], api_versions=["v1"], operations=["DELETE"], resources=["pods"]
+                        )
+                    ],
+                    object_selector=client.V1LabelSelector(match_labels=dict([self.label])),
+                    failure_policy="Ignore",
+                    side_effects="None",
+                    admission_review_versions=["v1"],
+                    timeout_seconds=30,
+                )
+            ],
+        )
+
+    def wait_seen(self, name: str) -> None:
+        """Until the API server has sent the deletion of pod ``name`` to the webhook."""
+        with self._cond:
+            assert self._cond.wait_for(lambda: name in self.seen, WAIT), (name, self.seen)
+
+    def release(self) -> None:
+        """Let the held deletions through (and every later one)."""
+        self.released.set()
+
+    def stop(self) -> None:
+        """Release and shut the server down."""
+        self.release()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_other_pods_bind_while_a_victim_deletion_is_still_in_flight(
+    berth_run: BerthScheduler,
+    cluster: Cluster,
+    kubelet: FakeKubelet,
+    priorities: Priorities,
+    kube_client: client.ApiClient,
+    e2e_dir: Path,
+) -> None:
+    """SchedulerAsyncPreemption, as kube-scheduler: the victims are deleted in the background, so a
+    slow DELETE (held by an admission webhook) does not stop the scheduling loop: a pod created
+    after the preemption started is bound while the victim's deletion is still pending, and the
+    preemptor is bound once the deletion goes through."""
+    label = ("berth-deletion-gate", cluster.label)
+    gate = DeletionGate(e2e_dir / f"gate-{cluster.label}", label, held={"low"})
+    webhooks = client.AdmissionregistrationV1Api(kube_client)
+    config_name = f"deletion-gate-{cluster.label}"
+    webhooks.create_validating_webhook_configuration(gate.configuration(config_name))
+    try:
+        full = cluster.create_node("full", cpu="2")
+        spare = cluster.create_node("spare", cpu="1")
+        # The webhook is in force once a probe's deletion reaches it.
+        cluster.core.create_namespaced_pod(
+            cluster.namespace,
+            client.V1Pod(
+                metadata=client.V1ObjectMeta(name="probe", labels=dict([label])),
+                spec=client.V1PodSpec(
+                    containers=[client.V1Container(name="c", image="registry.k8s.io/pause:3.10")],
+                    scheduler_name="nobody",
+                ),
+            ),
+        )
+
+        def probe_deleted() -> bool:
+            with contextlib.suppress(ApiException):
+                cluster.core.delete_namespaced_pod("probe", cluster.namespace)
+            return "probe" in gate.seen
+
+        wait_until(probe_deleted, "the deletion gate webhook in force")
+        create_pod(cluster, "low", cpu="2", priority_class=priorities.low, labels=dict([label]))
+        assert cluster.wait_bound("low") == full
+
+        create_pod(cluster, "high", cpu="2", priority_class=priorities.high)
+        gate.wait_seen("low")  # berth's DELETE of the victim, held
+        create_pod(cluster, "bystander", cpu="1", priority_class=priorities.low)
+        assert cluster.wait_bound("bystander") == spare
+        assert "low" not in kubelet.deleted and cluster.read_pod("low").metadata.deletion_timestamp is None
+        assert not cluster.read_pod("high").spec.node_name
+
+        gate.release()
+        assert cluster.wait_bound("high") == full
+        kubelet.wait_deleted("low")
+    finally:
+        gate.stop()
+        webhooks.delete_validating_webhook_configuration(config_name)

@@ -794,6 +794,43 @@ def test_filter_plugins_with_nominated_pods() -> None:
     assert CALLS.count("Always.filter") == 2  # both passes ran
 
 
+def test_filter_with_nominated_pods_adds_them_through_the_state_s_current_extensions() -> None:
+    """The nominated pods go through the AddPod of the PreFilter plugins not skipped in this
+    state, on every node of a pass; once PreFilter runs again and skips one, its AddPod no longer
+    runs (the extensions are looked up once per state, never kept past its next PreFilter)."""
+    skip_second = {"on": False}
+
+    def second_pre_filter() -> Any:
+        return (None, Status(Code.SKIP)) if skip_second["on"] else (None, None)
+
+    plugins = [
+        make("first", PreFilterPlugin, FilterPlugin, extensions=_Extensions("first")),
+        make("second", PreFilterPlugin, extensions=_Extensions("second"), pre_filter=second_pre_filter),
+    ]
+    fw = framework(plugins, {"preFilter": ["first", "second"], "filter": ["first"]})
+    nominated = PodInfo(make_pod("nominated", priority=10))
+    pod = make_pod("p", priority=0)
+    state = CycleState()
+    fw.run_pre_filter_plugins(state, pod, [NODE])
+    CALLS.clear()
+    for n in ("a", "b"):
+        assert (
+            fw.run_filter_plugins_with_nominated_pods(state, pod, node_info(make_node(n)), [nominated])
+            is None
+        )
+    assert [c for c in CALLS if "add_pod" in c] == [
+        "first.add_pod(nominated)",
+        "second.add_pod(nominated)",
+    ] * 2
+    skip_second["on"] = True
+    fw.run_pre_filter_plugins(state, pod, [NODE])
+    CALLS.clear()
+    assert (
+        fw.run_filter_plugins_with_nominated_pods(state, pod, node_info(make_node("c")), [nominated]) is None
+    )
+    assert [c for c in CALLS if "add_pod" in c] == ["first.add_pod(nominated)"]
+
+
 def test_filter_with_nominated_pods_ignores_the_pod_itself() -> None:
     fw = framework([make("Always", FilterPlugin)], {"filter": ["Always"]})
     pod = make_pod("p")

@@ -26,6 +26,8 @@ class QueuedPodInfo(FrameworkQueuedPodInfo):
     - ``gating_plugin`` / ``gating_plugin_events``: the PreEnqueue plugin keeping the pod out of
       the active queue and the events it registered (only those can ungate the pod);
       ``gated`` mirrors ``gating_plugin is not None``.
+    - ``released_by``: with a gating plugin, the UID of the one pod whose deletion alone can
+      ungate the pod (the plugin's ``gated_until_deleted``), or None when any of its events may.
     - ``backoff_expiration``: the cached end of the backoff (None until computed).
     """
 
@@ -33,13 +35,18 @@ class QueuedPodInfo(FrameworkQueuedPodInfo):
     consecutive_errors_count: int = 0
     gating_plugin: str | None = None
     gating_plugin_events: Sequence[ClusterEvent] = ()
+    released_by: str | None = None
     backoff_expiration: float | None = None
     was_flushed_from_unschedulable: bool = False
 
-    def set_gating_plugin(self, plugin: str | None, events: Sequence[ClusterEvent] = ()) -> None:
-        """Record the PreEnqueue plugin gating the pod, or None once every PreEnqueue plugin passes."""
+    def set_gating_plugin(
+        self, plugin: str | None, events: Sequence[ClusterEvent] = (), released_by: str | None = None
+    ) -> None:
+        """Record the PreEnqueue plugin gating the pod (and the UID of the pod whose deletion alone can
+        ungate it, if the plugin named one), or None once every PreEnqueue plugin passes."""
         self.gating_plugin = plugin
         self.gating_plugin_events = events
+        self.released_by = released_by if plugin is not None else None
         self.gated = plugin is not None
 
     def has_rejectors(self) -> bool:

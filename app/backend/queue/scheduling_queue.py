@@ -20,7 +20,10 @@ Moves, as kube-scheduler makes them with QueueingHints (GA, always on):
   (another rejector said Queue), or the unschedulable pods (nothing helped yet).
 - ``move_all_to_active_or_backoff_queue`` (informer events) asks, for each unschedulable pod,
   the hints its rejecting plugins registered for a matching event; a Queue moves it to backoff
-  (still backing off) or active. A gated pod is only looked at for its gating plugin's events.
+  (still backing off) or active. A gated pod is only looked at for its gating plugin's events,
+  and, when that plugin named the one pod whose deletion alone can ungate it (DefaultPreemption's
+  preemptor waiting for its last victim), only for that pod's deletion (see
+  ``PreEnqueuePlugin.gated_until_deleted``).
 - The flush loop (``run``) moves pods whose backoff ended to active every whole second, and
   every 30 s moves pods unschedulable for longer than ``pod_max_in_unschedulable_pods_duration``
   (5 min) as if a wildcard event had arrived.
@@ -334,7 +337,9 @@ class PriorityQueue:
                     # Every pod: a wildcard concerns all, and -v=5 logs each pod the event skips.
                     pods: Iterable[QueuedPodInfo] = self._unschedulable
                 else:
-                    pods = self._unschedulable.candidates(self._plugins_with_hints(event))
+                    pods = self._unschedulable.candidates(
+                        self._plugins_with_hints(event), _deleted_uid(event, old_obj)
+                    )
                 if pre_check is not None:
                     pods = [q for q in pods if pre_check(q.pod)]
                 else:
@@ -366,6 +371,8 @@ class PriorityQueue:
         """An assigned pod changed: one move per specific change (``updateAssignedPodInCache``).
         Without hints (``AssignedPodUpdated``) a scale-down concerns every unschedulable pod and
         any other change only those :meth:`assigned_pod_added` would pick."""
+        if self._unschedulable.awaits_deletion_of(new.uid):
+            self._ask_gates_again(new.uid)
         for event in pod_scheduling_properties_change(new, old):
             if self._queueing_hints or match_cluster_events(_SCALE_DOWN, event):
                 self.move_all_to_active_or_backoff_queue(event, old, new)
@@ -374,6 +381,28 @@ class PriorityQueue:
                 pods = self._with_cross_topology_term(new)
                 self._move_pods_to_active_or_backoff_queue(pods, event, old, new)
                 self._record_pending()
+
+    def _ask_gates_again(self, uid: str) -> None:
+        """The pod with ``uid``, whose deletion alone could ungate some gated pods, changed: ask
+        their gating plugins again whether it still is the only way (a victim now terminating
+        gracefully lets its preemptor in on any deletion, as in kube-scheduler)."""
+        with self._cond:
+            for qpi in self._unschedulable.waiting_for(uid):
+                pod = qpi.pod
+                plugin = next(
+                    (
+                        pl
+                        for pl in self._pre_enqueue.get(pod.scheduler_name, ())
+                        if pl.name == qpi.gating_plugin
+                    ),
+                    None,
+                )
+                released_by = (
+                    plugin.gated_until_deleted(pod) if isinstance(plugin, PreEnqueuePlugin) else None
+                )
+                if released_by != uid:
+                    qpi.released_by = released_by
+                    self._unschedulable.reindex(qpi)
 
     def _with_cross_topology_term(self, pod: Pod) -> list[QueuedPodInfo]:
         """``getUnschedulablePodsWithCrossTopologyTerm``."""
@@ -714,6 +743,7 @@ class PriorityQueue:
         # Whether the event matches what the gating plugin registered, per plugin: the same for
         # every pod it gates (hundreds wait for their claims while a claim controller catches up).
         ungates: dict[str | None, bool] = {}
+        deleted = _deleted_uid(event, old_obj)
         for qpi in pods:
             if qpi.gated:
                 gate = qpi.gating_plugin
@@ -721,6 +751,10 @@ class PriorityQueue:
                 if matches is None:
                     matches = ungates[gate] = match_any_cluster_event(event, qpi.gating_plugin_events)
                 if not matches:
+                    continue
+                if qpi.released_by is not None and qpi.released_by != deleted:
+                    # Only that pod's deletion can ungate it: the hints and PreEnqueue would run
+                    # to put it back where it is.
                     continue
             strategy = self._worth_requeuing(qpi, event, old_obj, new_obj)
             if strategy is _Strategy.SKIP:
@@ -874,7 +908,8 @@ class PriorityQueue:
         if not qpi.rejected_by(pl.name):
             metrics.add_unschedulable_pods(pl.name, pod.scheduler_name, 1)
         qpi.unschedulable_plugins.add(pl.name)
-        qpi.set_gating_plugin(pl.name, self._plugin_events.get(pl.name, ()))
+        released_by = pl.gated_until_deleted(pod) if isinstance(pl, PreEnqueuePlugin) else None
+        qpi.set_gating_plugin(pl.name, self._plugin_events.get(pl.name, ()), released_by)
         if status.code is Code.ERROR:
             logs.error(
                 "Unexpected error running PreEnqueue plugin",
@@ -906,6 +941,13 @@ _NOMINATING_EVENTS = frozenset((EVENT_UNSCHEDULED_POD_ADD.label, EVENT_UNSCHEDUL
 POD_TOPOLOGY_SPREAD = "PodTopologySpread"
 _SCALE_DOWN = ClusterEvent(ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN)
 """kube matches the event against Pod/UpdatePodScaleDown: a wildcard-free resource match."""
+
+
+def _deleted_uid(event: ClusterEvent, old_obj: object) -> str | None:
+    """The UID of the pod a Pod deletion event removes (None for any other event)."""
+    if event.action_type == ActionType.DELETE and isinstance(old_obj, Pod):
+        return old_obj.uid
+    return None
 
 
 def _required_affinity_terms(pod: Pod) -> list[PodAffinityTerm]:

@@ -134,6 +134,12 @@ class DefaultPreemption(PostFilterPlugin, PreEnqueuePlugin, EnqueueExtensions):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING_MSG)
         return None
 
+    def gated_until_deleted(self, pod: Pod) -> str | None:
+        """A preemptor held back by :meth:`pre_enqueue` is let in only once the cache has dropped its
+        last victim (or by an activation when its preemption fails): that victim's UID, so that the
+        queue looks at it on that deletion alone. None when any pod deletion may let it in."""
+        return self.executor.released_by(pod.uid) if self.async_preemption else None
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """Pod deletions, so that a pod held back by PreEnqueue is looked at again; the hint always
         skips because the plugins whose rejections preemption resolves decide when to requeue.
@@ -272,7 +278,9 @@ def select_victims(
         return fwk.run_pre_filter_extension_add_pod(state, pod, pi, node_info, extensions)
 
     def fits() -> Status | None:
-        return fwk.run_filter_plugins_with_nominated_pods(state, pod, node_info, nominated, filters)
+        return fwk.run_filter_plugins_with_nominated_pods(
+            state, pod, node_info, nominated, filters, extensions
+        )
 
     if extensions:
         for pi in potential:
