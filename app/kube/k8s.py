@@ -12,6 +12,11 @@ some 90 MiB, two thirds of what ``berth run`` otherwise needs at its peak and a 
 for a name the placeholder does not have (``kubernetes.client.CoreV1Api``, say). If ``kubernetes``
 was imported before (by a test, or a program embedding berth), or anything about the placeholders
 fails, the package is imported the usual way.
+
+``kubernetes.config`` imports ``requests_oauthlib`` and ``oauthlib.oauth2`` at its top for one thing:
+refreshing an OIDC token (``OAuth2Session``, and an oauthlib error it catches), which most
+kubeconfigs never need; they are about 3 MiB of RSS and 75 modules. Placeholders stand in for them
+too, ``requests_oauthlib.OAuth2Session`` as a forwarder that imports the package on its first call.
 """
 
 from __future__ import annotations
@@ -33,6 +38,26 @@ __all__ = [
 ]
 
 _PLACEHOLDERS = ("kubernetes", "kubernetes.client", "kubernetes.client.models")
+_OIDC_PLACEHOLDERS = ("requests_oauthlib", "oauthlib", "oauthlib.oauth2")
+_installed: list[str] = []
+"""The names of ``sys.modules`` that :func:`_light` filled: what to take back if it fails."""
+
+
+def _oidc_placeholders() -> None:
+    """Stand-ins for what ``kubernetes.config`` imports for OIDC token refresh alone."""
+    if any(name in sys.modules for name in _OIDC_PLACEHOLDERS):
+        return  # imported already (a test, a program embedding berth): nothing to save
+    _installed.extend(_OIDC_PLACEHOLDERS)
+    specs = [importlib.util.find_spec(name) for name in ("requests_oauthlib", "oauthlib")]
+    if specs[0] is None or specs[1] is None:
+        return  # kubernetes.config's own import reports what is missing
+    placeholder(specs[0], forwarded=("OAuth2Session",))
+    oauthlib = placeholder(specs[1])
+    # find_spec imports the parent package: the placeholder must be in place first.
+    oauth2_spec = importlib.util.find_spec("oauthlib.oauth2")
+    if oauth2_spec is None:
+        raise ImportError("no oauthlib.oauth2")
+    oauthlib.oauth2 = placeholder(oauth2_spec)  # type: ignore[attr-defined]
 
 
 def _light() -> tuple[types.ModuleType, types.ModuleType]:
@@ -56,6 +81,7 @@ def _light() -> tuple[types.ModuleType, types.ModuleType]:
     # What kubernetes.config imports from kubernetes.client, and what berth uses of it.
     client.ApiClient = ApiClient  # type: ignore[attr-defined]
     client.Configuration = Configuration  # type: ignore[attr-defined]
+    _oidc_placeholders()
     import kubernetes.config as config
 
     return client, config
@@ -67,7 +93,7 @@ def client_modules() -> tuple[types.ModuleType, types.ModuleType]:
         try:
             return _light()
         except Exception:  # a kubernetes release laid out differently: import it whole
-            for name in (*_PLACEHOLDERS, "kubernetes.config"):
+            for name in (*_PLACEHOLDERS, *_installed, "kubernetes.config"):
                 sys.modules.pop(name, None)
     import kubernetes.client
     import kubernetes.config

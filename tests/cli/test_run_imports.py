@@ -13,7 +13,8 @@ from tests.fresh_interpreter import run_python
 # What berth run's start-up must not import: the simulator's report and runner (~16 MiB with what they
 # bring), uvicorn's command line and click (~5 MiB), the kubernetes client's generated models, and
 # cryptography (~12 MiB: only making a self-signed pair and reading certificates need it, and a child
-# process does that: app.server.x509tool).
+# process does that: app.server.x509tool), and OIDC token refresh's requests_oauthlib and oauthlib
+# (~3 MiB: app.kube.k8s).
 NOT_AT_START = (
     "app.simulate.report",
     "app.simulate.runner",
@@ -23,6 +24,8 @@ NOT_AT_START = (
     "uvicorn.main",
     "kubernetes.client.models.v1_pod",
     "cryptography",
+    "requests_oauthlib.oauth2_session",
+    "oauthlib.oauth2.rfc6749",
 )
 
 
