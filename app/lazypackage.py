@@ -36,18 +36,22 @@ def placeholder(spec: ModuleSpec, forwarded: Sequence[str] = ()) -> types.Module
     """
     name = spec.name
     module = types.ModuleType(name)
-    module.__path__ = list(spec.submodule_search_locations or ())
+    package = spec.submodule_search_locations is not None
+    if package:
+        module.__path__ = list(spec.submodule_search_locations or ())
     module.__spec__ = spec
-    module.__package__ = name
+    module.__package__ = name if package else name.rpartition(".")[0]
     module.__file__ = spec.origin
     module.__loader__ = spec.loader
     initialized = False
 
     def __getattr__(attr: str) -> Any:
         nonlocal initialized
-        if initialized:  # the real __init__ is running, or ran and did not define ``attr``
+        if initialized or attr == "__path__":
+            # the real __init__ is running, or ran and did not define ``attr``; or the import
+            # system asks whether a plain module is a package (``from module import name``)
             raise AttributeError(f"module {name!r} has no attribute {attr!r}")
-        if not attr.startswith("__") and importlib.util.find_spec(f"{name}.{attr}") is not None:
+        if package and not attr.startswith("__") and importlib.util.find_spec(f"{name}.{attr}") is not None:
             return importlib.import_module(f"{name}.{attr}")  # a submodule: no need for the rest
         initialized = True
         assert spec.loader is not None

@@ -15,8 +15,10 @@ fails, the package is imported the usual way.
 
 ``kubernetes.config`` imports ``requests_oauthlib`` and ``oauthlib.oauth2`` at its top for one thing:
 refreshing an OIDC token (``OAuth2Session``, and an oauthlib error it catches), which most
-kubeconfigs never need; they are about 3 MiB of RSS and 75 modules. Placeholders stand in for them
-too, ``requests_oauthlib.OAuth2Session`` as a forwarder that imports the package on its first call.
+kubeconfigs never need; ``ApiClient`` imports ``dateutil.parser`` (for the generated models) and
+``multiprocessing.pool`` (for ``async_req``), which berth never uses. Placeholders stand in for
+these too (:data:`_DEFERRED`), the names their importers call as forwarders that import the module
+on their first call.
 """
 
 from __future__ import annotations
@@ -38,26 +40,32 @@ __all__ = [
 ]
 
 _PLACEHOLDERS = ("kubernetes", "kubernetes.client", "kubernetes.client.models")
-_OIDC_PLACEHOLDERS = ("requests_oauthlib", "oauthlib", "oauthlib.oauth2")
+_DEFERRED: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("requests_oauthlib", ("OAuth2Session",)),
+    ("oauthlib.oauth2", ()),
+    ("dateutil.parser", ("parse",)),
+    ("multiprocessing.pool", ("ThreadPool",)),
+)
+"""Modules the configuration parts import at their top for what berth never does, and the names
+their importers call: OIDC token refresh (``kubernetes.config``), the generated models' date
+parsing and ``async_req``'s thread pool (``ApiClient``)."""
 _installed: list[str] = []
 """The names of ``sys.modules`` that :func:`_light` filled: what to take back if it fails."""
 
 
-def _oidc_placeholders() -> None:
-    """Stand-ins for what ``kubernetes.config`` imports for OIDC token refresh alone."""
-    if any(name in sys.modules for name in _OIDC_PLACEHOLDERS):
-        return  # imported already (a test, a program embedding berth): nothing to save
-    _installed.extend(_OIDC_PLACEHOLDERS)
-    specs = [importlib.util.find_spec(name) for name in ("requests_oauthlib", "oauthlib")]
-    if specs[0] is None or specs[1] is None:
-        return  # kubernetes.config's own import reports what is missing
-    placeholder(specs[0], forwarded=("OAuth2Session",))
-    oauthlib = placeholder(specs[1])
-    # find_spec imports the parent package: the placeholder must be in place first.
-    oauth2_spec = importlib.util.find_spec("oauthlib.oauth2")
-    if oauth2_spec is None:
-        raise ImportError("no oauthlib.oauth2")
-    oauthlib.oauth2 = placeholder(oauth2_spec)  # type: ignore[attr-defined]
+def _deferred_placeholders() -> None:
+    """Stand-ins for :data:`_DEFERRED`, each loading on first use (already imported ones are kept)."""
+    for name, forwarded in _DEFERRED:
+        if name in sys.modules:
+            continue
+        spec = importlib.util.find_spec(name)  # imports the parent package, a light one for each
+        if spec is None:
+            continue  # the importer reports what is missing
+        module = placeholder(spec, forwarded=forwarded)
+        _installed.append(name)
+        parent, _, child = name.rpartition(".")
+        if parent:  # ``import a.b`` finding a.b in sys.modules binds ``a``: ``a.b`` must be there
+            setattr(sys.modules[parent], child, module)
 
 
 def _light() -> tuple[types.ModuleType, types.ModuleType]:
@@ -75,13 +83,13 @@ def _light() -> tuple[types.ModuleType, types.ModuleType]:
     if models_spec is None:
         raise ImportError("no kubernetes.client.models")
     client.models = placeholder(models_spec)  # type: ignore[attr-defined]
+    _deferred_placeholders()
     from kubernetes.client.api_client import ApiClient
     from kubernetes.client.configuration import Configuration
 
     # What kubernetes.config imports from kubernetes.client, and what berth uses of it.
     client.ApiClient = ApiClient  # type: ignore[attr-defined]
     client.Configuration = Configuration  # type: ignore[attr-defined]
-    _oidc_placeholders()
     import kubernetes.config as config
 
     return client, config
