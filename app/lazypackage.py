@@ -7,6 +7,10 @@ generated API class and model (:mod:`app.kube.k8s`), ``uvicorn``'s command line 
 ``sys.modules`` (the real directory, so its submodules import as usual) whose ``__init__`` runs only
 when something asks for a name the stand-in does not have: code that wants the whole package still
 gets it, later.
+
+A package imported only for a name it defines (``from requests_oauthlib import OAuth2Session``) can
+be put off too when the importer only ever calls that name: ``forwarded`` names are stand-ins that
+load the package on their first call and call the real one.
 """
 
 from __future__ import annotations
@@ -15,35 +19,59 @@ import importlib
 import importlib.util
 import sys
 import types
+from collections.abc import Callable, Sequence
 from importlib.machinery import ModuleSpec
 from typing import Any
 
 __all__ = ["placeholder"]
 
 
-def placeholder(spec: ModuleSpec) -> types.ModuleType:
+def placeholder(spec: ModuleSpec, forwarded: Sequence[str] = ()) -> types.ModuleType:
     """A package module for ``spec`` whose ``__init__`` runs on the first name it lacks, installed
-    in ``sys.modules`` under ``spec.name``."""
+    in ``sys.modules`` under ``spec.name``.
+
+    Each of ``forwarded`` is a callable stand-in until then: calling it runs ``__init__`` (which
+    replaces the stand-in with the real name in the module) and calls the real one. Only for names
+    their importers call, never subclass or compare.
+    """
     name = spec.name
     module = types.ModuleType(name)
-    module.__path__ = list(spec.submodule_search_locations or ())
+    package = spec.submodule_search_locations is not None
+    if package:
+        module.__path__ = list(spec.submodule_search_locations or ())
     module.__spec__ = spec
-    module.__package__ = name
+    module.__package__ = name if package else name.rpartition(".")[0]
     module.__file__ = spec.origin
     module.__loader__ = spec.loader
     initialized = False
 
     def __getattr__(attr: str) -> Any:
         nonlocal initialized
-        if initialized:  # the real __init__ is running, or ran and did not define ``attr``
+        if initialized or attr == "__path__":
+            # the real __init__ is running, or ran and did not define ``attr``; or the import
+            # system asks whether a plain module is a package (``from module import name``)
             raise AttributeError(f"module {name!r} has no attribute {attr!r}")
-        if not attr.startswith("__") and importlib.util.find_spec(f"{name}.{attr}") is not None:
+        if package and not attr.startswith("__") and importlib.util.find_spec(f"{name}.{attr}") is not None:
             return importlib.import_module(f"{name}.{attr}")  # a submodule: no need for the rest
         initialized = True
         assert spec.loader is not None
         spec.loader.exec_module(module)  # the package as it really is, into the same module
         return getattr(module, attr)
 
+    def forwarder(attr: str) -> Callable[..., Any]:
+        def forward(*args: Any, **kwargs: Any) -> Any:
+            nonlocal initialized
+            if not initialized:
+                initialized = True
+                assert spec.loader is not None
+                spec.loader.exec_module(module)
+            return getattr(module, attr)(*args, **kwargs)
+
+        forward.__name__ = forward.__qualname__ = attr
+        return forward
+
     module.__getattr__ = __getattr__  # type: ignore[method-assign]
+    for attr in forwarded:
+        setattr(module, attr, forwarder(attr))
     sys.modules[name] = module
     return module

@@ -103,13 +103,15 @@ _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def process_cpu(pid: int) -> float:
-    """CPU seconds (user + system) used so far by process ``pid`` (0.0 once it is gone)."""
+    """CPU seconds (user + system) used so far by process ``pid`` and its waited-for children (0.0
+    once it is gone): berth makes its serving certificate in a child process (app.server.x509tool)."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime (fields 14 and 15)
+    # utime, stime, cutime, cstime (fields 14 to 17)
+    return sum(int(v) for v in fields[11:15]) / _TICK
 
 
 def machine_cpu() -> float:

@@ -101,15 +101,16 @@ def peak_rss_mib(proc: Process) -> float:
 
 
 def cpu_seconds(proc: Process) -> float:
-    """User + system CPU seconds of a running process since it started (0 when unknown)."""
+    """User + system CPU seconds of a running process and its waited-for children since it started
+    (0 when unknown): berth makes its serving certificate in a child process (app.server.x509tool)."""
     if proc.popen is None:
         return 0.0
     try:
         stat = Path(f"/proc/{proc.popen.pid}/stat").read_text()
     except OSError:
         return 0.0
-    utime, stime = stat.rsplit(")", 1)[1].split()[11:13]  # fields 14 and 15 of proc(5)
-    return (int(utime) + int(stime)) / os.sysconf("SC_CLK_TCK")
+    ticks = stat.rsplit(")", 1)[1].split()[11:15]  # utime, stime, cutime, cstime: fields 14 to 17 of proc(5)
+    return sum(int(v) for v in ticks) / os.sysconf("SC_CLK_TCK")
 
 
 class CpuMeter:

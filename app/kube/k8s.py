@@ -12,6 +12,13 @@ some 90 MiB, two thirds of what ``berth run`` otherwise needs at its peak and a 
 for a name the placeholder does not have (``kubernetes.client.CoreV1Api``, say). If ``kubernetes``
 was imported before (by a test, or a program embedding berth), or anything about the placeholders
 fails, the package is imported the usual way.
+
+``kubernetes.config`` imports ``requests_oauthlib`` and ``oauthlib.oauth2`` at its top for one thing:
+refreshing an OIDC token (``OAuth2Session``, and an oauthlib error it catches), which most
+kubeconfigs never need; ``ApiClient`` imports ``dateutil.parser`` (for the generated models) and
+``multiprocessing.pool`` (for ``async_req``), which berth never uses. Placeholders stand in for
+these too (:data:`_DEFERRED`), the names their importers call as forwarders that import the module
+on their first call.
 """
 
 from __future__ import annotations
@@ -33,6 +40,32 @@ __all__ = [
 ]
 
 _PLACEHOLDERS = ("kubernetes", "kubernetes.client", "kubernetes.client.models")
+_DEFERRED: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("requests_oauthlib", ("OAuth2Session",)),
+    ("oauthlib.oauth2", ()),
+    ("dateutil.parser", ("parse",)),
+    ("multiprocessing.pool", ("ThreadPool",)),
+)
+"""Modules the configuration parts import at their top for what berth never does, and the names
+their importers call: OIDC token refresh (``kubernetes.config``), the generated models' date
+parsing and ``async_req``'s thread pool (``ApiClient``)."""
+_installed: list[str] = []
+"""The names of ``sys.modules`` that :func:`_light` filled: what to take back if it fails."""
+
+
+def _deferred_placeholders() -> None:
+    """Stand-ins for :data:`_DEFERRED`, each loading on first use (already imported ones are kept)."""
+    for name, forwarded in _DEFERRED:
+        if name in sys.modules:
+            continue
+        spec = importlib.util.find_spec(name)  # imports the parent package, a light one for each
+        if spec is None:
+            continue  # the importer reports what is missing
+        module = placeholder(spec, forwarded=forwarded)
+        _installed.append(name)
+        parent, _, child = name.rpartition(".")
+        if parent:  # ``import a.b`` finding a.b in sys.modules binds ``a``: ``a.b`` must be there
+            setattr(sys.modules[parent], child, module)
 
 
 def _light() -> tuple[types.ModuleType, types.ModuleType]:
@@ -50,6 +83,7 @@ def _light() -> tuple[types.ModuleType, types.ModuleType]:
     if models_spec is None:
         raise ImportError("no kubernetes.client.models")
     client.models = placeholder(models_spec)  # type: ignore[attr-defined]
+    _deferred_placeholders()
     from kubernetes.client.api_client import ApiClient
     from kubernetes.client.configuration import Configuration
 
@@ -67,7 +101,7 @@ def client_modules() -> tuple[types.ModuleType, types.ModuleType]:
         try:
             return _light()
         except Exception:  # a kubernetes release laid out differently: import it whole
-            for name in (*_PLACEHOLDERS, "kubernetes.config"):
+            for name in (*_PLACEHOLDERS, *_installed, "kubernetes.config"):
                 sys.modules.pop(name, None)
     import kubernetes.client
     import kubernetes.config

@@ -10,31 +10,26 @@ reuses ``<dir>/<pair>.crt`` and ``.key`` when both are readable and writes new o
 one it writes them to a private temporary directory that is deleted once the TLS context has read
 them (Python's ``ssl`` loads certificates from files only), which amounts to kube's in-memory
 certificate.
+
+Making the pair and reading a CA bundle's subjects need ``cryptography``; both are done in a
+short-lived child process (:mod:`app.server.x509tool`), so that the serving component never maps it
+(about 12 MiB of RSS that a process cannot give back).
 """
 
 from __future__ import annotations
 
-import datetime
 import ipaddress
 import os
 import shutil
 import ssl
 import tempfile
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from app import logs
-
-# cryptography (about 10 MiB of RSS with its Rust bindings) is imported by the functions that make
-# or read certificates: a component given its certificate files, or finding them in --cert-dir,
-# serves without it.
-if TYPE_CHECKING:
-    from cryptography import x509
-    from cryptography.hazmat.primitives.asymmetric import rsa
+from app.server import x509tool
 
 __all__ = [
     "CertKey",
@@ -45,9 +40,6 @@ __all__ = [
     "server_context",
     "serving_names",
 ]
-
-_VALIDITY = datetime.timedelta(days=365)
-_SKEW = datetime.timedelta(hours=1)
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -71,99 +63,21 @@ class CertKey:
     key_file: str
 
 
-def _key() -> rsa.RSAPrivateKey:
-    from cryptography.hazmat.primitives.asymmetric import rsa
-
-    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
-
-
-def _serial() -> int:
-    from cryptography import x509
-
-    # x509.random_serial_number gives 159 random bits; kube uses [1, MaxInt64): either is unique.
-    return x509.random_serial_number()
-
-
-def _key_usage(*, cert_sign: bool) -> x509.KeyUsage:
-    """KeyEncipherment | DigitalSignature, plus CertSign for the CA."""
-    from cryptography import x509
-
-    return x509.KeyUsage(
-        digital_signature=True,
-        content_commitment=False,
-        key_encipherment=True,
-        data_encipherment=False,
-        key_agreement=False,
-        key_cert_sign=cert_sign,
-        crl_sign=False,
-        encipher_only=False,
-        decipher_only=False,
-    )
-
-
-def _builder(
-    subject: x509.Name,
-    issuer: x509.Name,
-    key: rsa.RSAPrivateKey,
-    not_before: datetime.datetime,
-    not_after: datetime.datetime,
-    *,
-    ca: bool,
-) -> x509.CertificateBuilder:
-    from cryptography import x509
-
-    return (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(issuer)
-        .public_key(key.public_key())
-        .serial_number(_serial())
-        .not_valid_before(not_before)
-        .not_valid_after(not_after)
-        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
-        .add_extension(_key_usage(cert_sign=ca), critical=True)
-    )
-
-
 def generate_self_signed(
     host: str, alternate_ips: Sequence[IPAddress] = (), alternate_dns: Sequence[str] = ()
 ) -> tuple[bytes, bytes]:
     """A serving certificate for ``host`` and the alternates, signed by a fresh CA: ``(cert PEM, key PEM)``.
 
-    The certificate PEM is the serving certificate followed by the CA certificate.
+    The certificate PEM is the serving certificate followed by the CA certificate. Made in a child
+    process (:mod:`app.server.x509tool`); a child that fails is a TLSConfigError.
     """
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
-    now = datetime.datetime.now(datetime.UTC)
-    stamp = int(time.time())
-    not_before, not_after = now - _SKEW, now - _SKEW + _VALIDITY
-    ca_key = _key()
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{host}-ca@{stamp}")])
-    ca = _builder(ca_name, ca_name, ca_key, not_before, not_after, ca=True).sign(ca_key, hashes.SHA256())
-    key = _key()
-    names: list[x509.GeneralName] = []
     try:
-        names.append(x509.IPAddress(ipaddress.ip_address(host)))
-    except ValueError:
-        names.append(x509.DNSName(host))
-    names += [x509.IPAddress(ip) for ip in alternate_ips]
-    names += [x509.DNSName(dns) for dns in alternate_dns]
-    leaf_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{host}@{stamp}")])
-    cert = (
-        _builder(leaf_name, ca_name, key, not_before, not_after, ca=False)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.SubjectAlternativeName(names), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    cert_pem = cert.public_bytes(serialization.Encoding.PEM) + ca.public_bytes(serialization.Encoding.PEM)
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.TraditionalOpenSSL,  # "RSA PRIVATE KEY", as keyutil writes it
-        serialization.NoEncryption(),
-    )
-    return cert_pem, key_pem
+        pair = x509tool.call(
+            "self-signed", host=host, ips=[str(ip) for ip in alternate_ips], dns=list(alternate_dns)
+        )
+    except (ValueError, x509tool.X509ToolError) as err:
+        raise TLSConfigError(f"cannot generate a self-signed certificate: {err}") from err
+    return pair["cert"].encode(), pair["key"].encode()
 
 
 def serving_names(bind_address: str) -> tuple[list[IPAddress], list[str]]:
@@ -273,11 +187,13 @@ def _reason(err: OSError | ssl.SSLError) -> str:
 
 def ca_subjects(pem: bytes) -> frozenset[tuple[tuple[str, str], ...]]:
     """The subject names of the certificates of a PEM bundle, as ``getpeercert()`` spells a
-    certificate's issuer (``(("commonName", "ca"),)``), to tell which bundle issued a client's."""
-    from cryptography import x509
+    certificate's issuer (``(("commonName", "ca"),)``), to tell which bundle issued a client's.
 
+    Read in a child process (:mod:`app.server.x509tool`)."""
     try:
-        certs = x509.load_pem_x509_certificates(pem)
+        found = x509tool.call("subjects", pem=pem.decode(errors="replace"))
     except ValueError as err:
         raise TLSConfigError(f"not a PEM certificate bundle: {err}", "client-ca") from err
-    return frozenset(tuple((attr.oid._name, str(attr.value)) for attr in cert.subject) for cert in certs)
+    except x509tool.X509ToolError as err:
+        raise TLSConfigError(f"cannot read the certificate bundle: {err}", "client-ca") from err
+    return frozenset(tuple((str(name), str(value)) for name, value in subject) for subject in found)

@@ -19,6 +19,8 @@ import ssl
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from app.server import x509tool
+
 __all__ = [
     "GO_CIPHERS",
     "GO_CURVES",
@@ -108,20 +110,17 @@ def parse_named_cert_key(value: str) -> NamedCertKey:
 
 
 def _certificate_names(cert_file: str) -> list[str]:
-    """The names a certificate is served for when no pattern is given: CN, DNS and IP SANs."""
-    # cryptography is imported here, for --tls-sni-cert-key only (app.server.certs says why).
-    from cryptography import x509
-    from cryptography.x509.oid import NameOID
+    """The names a certificate is served for when no pattern is given: CN, DNS and IP SANs.
 
+    Read in a child process (:mod:`app.server.x509tool` says why); a certificate that is not one is
+    a ValueError, a file that cannot be read an OSError.
+    """
     with open(cert_file, "rb") as fh:
-        cert = x509.load_pem_x509_certificate(fh.read())
-    names = [str(a.value) for a in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)]
+        pem = fh.read()
     try:
-        san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    except x509.ExtensionNotFound:
-        return names
-    names += san.get_values_for_type(x509.DNSName)
-    names += [str(ip) for ip in san.get_values_for_type(x509.IPAddress)]
+        names: list[str] = x509tool.call("certificate-names", pem=pem.decode(errors="replace"))
+    except x509tool.X509ToolError as err:
+        raise ValueError(f"cannot read the names of {cert_file}: {err}") from err
     return names
 
 

@@ -12,7 +12,9 @@ from tests.fresh_interpreter import run_python
 
 # What berth run's start-up must not import: the simulator's report and runner (~16 MiB with what they
 # bring), uvicorn's command line and click (~5 MiB), the kubernetes client's generated models, and
-# cryptography (~10 MiB: only making a self-signed pair or reading --tls-sni-cert-key's needs it).
+# cryptography (~12 MiB: only making a self-signed pair and reading certificates need it, and a child
+# process does that: app.server.x509tool), and OIDC token refresh's requests_oauthlib and oauthlib
+# and the kubernetes ApiClient's date parser and thread pool (~2.5 MiB together: app.kube.k8s).
 NOT_AT_START = (
     "app.simulate.report",
     "app.simulate.runner",
@@ -22,6 +24,10 @@ NOT_AT_START = (
     "uvicorn.main",
     "kubernetes.client.models.v1_pod",
     "cryptography",
+    "requests_oauthlib.oauth2_session",
+    "oauthlib.oauth2.rfc6749",
+    "dateutil.parser._parser",
+    "multiprocessing.connection",
 )
 
 
@@ -54,6 +60,24 @@ def test_the_start_path_serves_health_without_the_simulator_or_click() -> None:
         """
     )
     assert out == {"command": "run", "healthz": "ok", "loaded": []}
+
+
+def test_the_serving_pair_and_the_ca_subjects_come_without_cryptography() -> None:
+    """berth run making its own serving pair (as kube-scheduler does) and reading a CA bundle's
+    subjects (the request-header CA) leaves cryptography to a child process: it is never mapped."""
+    out = run(
+        """
+        import json, ssl, sys
+        from app.server.certs import ca_subjects, self_signed_files, server_context
+        with self_signed_files(None, "berth", "127.0.0.1") as files:
+            context = server_context(files)
+            pem = open(files.cert_file, "rb").read()
+        subjects = ca_subjects(pem)
+        print(json.dumps({"context": isinstance(context, ssl.SSLContext), "subjects": len(subjects),
+                          "cryptography": [m for m in sys.modules if m.startswith("cryptography")]}))
+        """
+    )
+    assert out == {"context": True, "subjects": 2, "cryptography": []}
 
 
 def test_the_explanations_load_on_first_use() -> None:

@@ -40,6 +40,50 @@ def test_berth_loads_a_kubeconfig_without_the_generated_models(tmp_path: Path) -
     assert out == "https://127.0.0.1:6443 Bearer s3cret False"
 
 
+def test_oidc_refresh_loads_its_oauth_packages_when_it_needs_them(tmp_path: Path) -> None:
+    """kubernetes.config imports requests_oauthlib and oauthlib for OIDC token refresh alone: loading
+    a kubeconfig leaves them out, and the refresh gets the real session class and error on first use."""
+    config = tmp_path / "kubeconfig"
+    config.write_text(KUBECONFIG)
+    out = run(
+        f"""
+        import sys
+        from app.kube.client import KubeClient
+        KubeClient.from_config({str(config)!r})
+        from kubernetes.config import kube_config
+        before = [m for m in ("requests_oauthlib.oauth2_session", "oauthlib.oauth2.rfc6749") if m in sys.modules]
+        session = kube_config.OAuth2Session(client_id="berth", token={{"refresh_token": "r"}})
+        from requests_oauthlib import OAuth2Session
+        error = kube_config.oauthlib.oauth2.rfc6749.errors.InvalidClientIdError
+        print(before, type(session) is OAuth2Session, session.client_id, error.__module__, error.__name__)
+        """
+    )
+    assert out == "[] True berth oauthlib.oauth2.rfc6749.errors InvalidClientIdError"
+
+
+def test_the_api_clients_date_parser_and_thread_pool_load_on_first_use(tmp_path: Path) -> None:
+    """ApiClient imports dateutil's parser (for the generated models) and a thread pool (for
+    async_req) that berth never uses: they load, whole, when something calls them."""
+    config = tmp_path / "kubeconfig"
+    config.write_text(KUBECONFIG)
+    out = run(
+        f"""
+        import sys
+        from app.kube.client import KubeClient
+        KubeClient.from_config({str(config)!r})
+        from kubernetes.client import api_client
+        before = [m for m in ("dateutil.parser._parser", "multiprocessing.connection") if m in sys.modules]
+        when = api_client.parse("2024-05-06T07:08:09Z")
+        pool = api_client.ThreadPool(2)
+        squares = pool.map(lambda x: x * x, [1, 2, 3])
+        pool.close()
+        from multiprocessing.pool import ThreadPool
+        print(before, when.isoformat(), squares, type(pool) is ThreadPool, ThreadPool.__module__)
+        """
+    )
+    assert out == "[] 2024-05-06T07:08:09+00:00 [1, 4, 9] True multiprocessing.pool"
+
+
 def test_the_rest_of_the_package_is_still_there_when_asked_for() -> None:
     out = run(
         """
