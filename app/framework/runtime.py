@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import heapq
+import threading
 import time
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
@@ -152,6 +153,74 @@ def _compact_totals(totals: Sequence[int]) -> Sequence[int]:
         return totals
 
 
+class _NameTable:
+    """Node names by a 2-byte index, for scores kept compact."""
+
+    LIMIT = 65536
+    """Names one table holds at most (what a 2-byte index can name); past it a new table starts and the kept scores that name the
+    old one keep it alive until they are dropped, so node churn never grows a table for ever."""
+
+    __slots__ = ("index", "names")
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        self.names: list[str] = []
+
+
+_name_table = _NameTable()
+_name_table_lock = threading.Lock()
+
+
+class InternedNames(Sequence[str]):
+    """Node names as 2-byte indexes into a shared :class:`_NameTable` (a list of names holds an
+    eight-byte pointer per node)."""
+
+    __slots__ = ("_indexes", "_names")
+
+    def __init__(self, names: list[str], indexes: array[int]) -> None:
+        self._names = names
+        self._indexes = indexes
+
+    def __len__(self) -> int:
+        return len(self._indexes)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self._names[i] for i in self._indexes[index]]
+        return self._names[self._indexes[index]]
+
+    def __iter__(self) -> Iterator[str]:
+        return map(self._names.__getitem__, self._indexes)
+
+
+def _intern(names: Sequence[str]) -> Sequence[str]:
+    """``names`` as :class:`InternedNames`; more names than a table holds stay as they are."""
+    global _name_table
+    if len(names) > _NameTable.LIMIT:
+        return names
+    table = _name_table
+    try:
+        return InternedNames(table.names, array("H", map(table.index.__getitem__, names)))
+    except KeyError:  # a name not seen yet (new nodes, or a new table): add them under the lock
+        pass
+    with _name_table_lock:
+        table = _name_table
+        if len(table.names) + len(names) > _NameTable.LIMIT:
+            table = _name_table = _NameTable()
+        index, known = table.index, table.names
+        for name in names:
+            if name not in index:
+                index[name] = len(known)
+                known.append(name)
+        return InternedNames(known, array("H", map(index.__getitem__, names)))
+
+
 class NodeScores(Sequence[NodeScore]):
     """The scores of one Score run: node names and weighted totals as plain lists, and the
     :class:`NodeScore` objects made only if someone indexes or iterates (explanations, the
@@ -174,8 +243,9 @@ class NodeScores(Sequence[NodeScore]):
     def compacted(self) -> NodeScores:
         """The same scores in less memory, for keeping (``berth run``'s decision traces): a
         normalized score (0 to 100, checked before a NodeScores is made) takes a byte instead of an
-        eight-byte pointer, a total four bytes instead of a pointer to an int object. The names are
-        shared. Already compact scores are returned as they are."""
+        eight-byte pointer, a total four bytes instead of a pointer to an int object, a node's name
+        a two-byte index into a table of names instead of a pointer. Already compact scores are
+        returned as they are."""
         if isinstance(self.totals, array):
             return self
         plugins, columns = self._columns
@@ -183,7 +253,7 @@ class NodeScores(Sequence[NodeScore]):
         # extender's column (its score * weight * 10, unchecked as in kube-scheduler) may not fit a
         # byte and stays a list.
         return NodeScores(
-            self.names,
+            _intern(self.names),
             _compact_totals(self.totals),
             (plugins, [_as_bytes(c) for c in columns]),
         )

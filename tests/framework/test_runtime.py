@@ -1277,3 +1277,19 @@ def test_compacted_scores_read_as_the_originals() -> None:
     huge = NodeScores(["a", "b"], [2**40, -(2**40)], (["Ext"], [[2**40, -(2**40)]]))
     assert [s.total for s in huge.compacted()] == [2**40, -(2**40)]
     assert [s.plugin_scores for s in huge.compacted()] == [{"Ext": 2**40}, {"Ext": -(2**40)}]
+
+
+def test_compacted_names_survive_a_new_name_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kept scores name their nodes by index into a table of names; when a table is full a new one
+    starts and scores kept before still read their own names (node churn never grows one table)."""
+    from app.framework import runtime
+
+    monkeypatch.setattr(runtime._NameTable, "LIMIT", 6)
+    monkeypatch.setattr(runtime, "_name_table", runtime._NameTable())
+    first = NodeScores(["a", "b", "c"], [1, 2, 3], (["Fit"], [[1, 2, 3]])).compacted()
+    second = NodeScores(["x", "y", "z", "w"], [4, 5, 6, 7], (["Fit"], [[4, 5, 6, 7]])).compacted()
+    assert [s.name for s in first] == ["a", "b", "c"] and list(first.names[1:]) == ["b", "c"]
+    assert [s.name for s in second] == ["x", "y", "z", "w"]
+    # More names than a table holds are kept as they were given.
+    many = ["n1", "n2", "n3", "n4", "n5", "n6", "n7"]
+    assert NodeScores(many, [0] * 7, (["Fit"], [[0] * 7])).compacted().names is many
