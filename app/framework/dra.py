@@ -41,9 +41,25 @@ from app.api.resource import (
     claim_with_status,
     parse_resource_claim,
 )
+from app.framework.cycle_state import CycleState
 
 DRA_KINDS = frozenset(PARSERS)
 T = TypeVar("T")
+
+IN_FLIGHT_ALLOCATION_KEY = "DynamicResources/allocationInFlight"
+"""The cycle state key under which DynamicResources' Reserve notes that it put a claim's allocation
+in flight (True): the pod's binding cycle writes what every other pod sharing the claim waits for."""
+
+
+def allocates_in_flight(state: CycleState) -> bool:
+    """Whether this attempt's Reserve put a claim allocation in flight, so that the pods sharing the
+    claim are rejected ("is in the process of being allocated") until its PreBind has written it.
+
+    ``berth run`` starts such a binding cycle before the ones already waiting for a worker: Go starts
+    every binding cycle at once, and behind berth's backlog the claim stayed in flight for seconds,
+    rejecting every sharer popped meanwhile (see docs/dra.md, "Claims shared by several pods")."""
+    return state.get(IN_FLIGHT_ALLOCATION_KEY) is True
+
 
 DeviceID = tuple[str, str, str]
 """(driver, pool, device)."""

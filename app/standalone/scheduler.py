@@ -25,6 +25,7 @@ from app.api.objects import Pod
 from app.backend.queue.nominator import MODE_OVERRIDE
 from app.backend.queue.scheduling_queue import PriorityQueue, QueuedPodInfo
 from app.framework.cycle_state import CycleState
+from app.framework.dra import allocates_in_flight
 from app.framework.events import EVENT_ASSIGNED_POD_DELETE
 from app.framework.runtime import Framework
 from app.framework.types import PodInfo
@@ -148,8 +149,8 @@ class Scheduler:
         self._pool.shutdown()
         return done
 
-    def _submit(self, fn: Callable[[], None]) -> None:
-        self._pool.submit(fn)
+    def _submit(self, fn: Callable[[], None], *, first: bool = False) -> None:
+        self._pool.submit(fn, first=first)
 
     @staticmethod
     def _record_pending_bindings(pending: int) -> None:
@@ -202,7 +203,12 @@ class Scheduler:
         # the trace was made from.
         trace = self.traces.prepare(attempt, self._node_names, qpi.attempts)
         waiting = trace.light
-        self._submit(lambda: self._binding_cycle(fwk, state, qpi, waiting, start, trace))
+        # A binding cycle that writes a claim's allocation goes before the backlog: until it has,
+        # every pod sharing the claim is rejected (kube starts each binding cycle at once).
+        self._submit(
+            lambda: self._binding_cycle(fwk, state, qpi, waiting, start, trace),
+            first=allocates_in_flight(state),
+        )
         return True
 
     def _wait_for_workers(self) -> None:

@@ -44,7 +44,7 @@ from app.api.resource import (
 )
 from app.api.selectors import NodeSelector
 from app.framework.cycle_state import CycleState, StateData
-from app.framework.dra import ClaimWriteError, DRAStore, retry_on_conflict
+from app.framework.dra import IN_FLIGHT_ALLOCATION_KEY, ClaimWriteError, DRAStore, retry_on_conflict
 from app.framework.events import (
     DEVICE_CLASS,
     NODE,
@@ -701,12 +701,14 @@ class DynamicResources(
             raw["metadata"] = {**dict(claim.raw.get("metadata") or {}), "finalizers": finalizers}
             raw["status"] = {**dict(claim.raw.get("status") or {}), "allocation": allocation}
             self.store.signal_pending_allocation(parse_resource_claim(raw))
+        state.write(IN_FLIGHT_ALLOCATION_KEY, True)
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Release the in-flight allocations and any reservation made for this pod."""
         if not self.enabled:
             return
+        state.delete(IN_FLIGHT_ALLOCATION_KEY)
         s = state.get(STATE_KEY)
         if not isinstance(s, _State) or not s.claims:
             return
