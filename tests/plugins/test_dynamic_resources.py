@@ -12,7 +12,7 @@ from app.api.objects import Pod, parse_pod
 from app.api.resource import FINALIZER, parse_resource_claim
 from app.config import load_config
 from app.framework.cycle_state import CycleState
-from app.framework.dra import DRAStore
+from app.framework.dra import DRAStore, allocates_in_flight
 from app.framework.events import QueueingHint
 from app.framework.status import Code, NodeToStatus, Status
 from app.framework.types import NodeInfo
@@ -218,9 +218,12 @@ def test_with_resources_reserves_in_flight_then_prebind_writes_allocation_and_re
     pl, state, p = plugin(store), CycleState(), pod_with_claim_name()
     assert pl.pre_filter(state, p, []) == (None, None)
     assert pl.filter(state, p, worker()) is None
+    assert not allocates_in_flight(state)
     assert pl.reserve(state, p, WORKER) is None
     in_flight = store.pending_allocation("claim-uid")
     assert in_flight is not None and in_flight.allocation is not None
+    # berth run starts this pod's binding cycle before the backlog: the sharers wait for it.
+    assert allocates_in_flight(state)
     assert [r.device for r in in_flight.allocation.results] == ["instance-1"]
     # Another pod's claim cannot have the in-flight device.
     other = plugin(store)
@@ -290,6 +293,7 @@ def test_good_topology_reserves_an_allocated_claim() -> None:
     pl.pre_filter(state, p, [])
     assert pl.filter(state, p, worker()) is None
     assert pl.reserve(state, p, WORKER) is None
+    assert not allocates_in_flight(state)  # only the reservation to write: no pod waits for it
     assert pl.pre_bind(state, p, WORKER) is None
     stored = store.get_claim("default", CLAIM)
     assert stored is not None and [r.uid for r in stored.reserved_for] == [POD_UID]
@@ -325,6 +329,7 @@ def test_unreserve_releases_the_in_flight_allocation() -> None:
     pl.reserve(state, p, WORKER)
     pl.unreserve(state, p, WORKER)
     assert store.pending_allocation("claim-uid") is None
+    assert not allocates_in_flight(state)
     assert store.allocated_state().allocated_devices == set()
 
 
