@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any, Protocol, TypeVar
 
-from app import featuregates
+from app import featuregates, logs
 from app.api.objects import Pod
 from app.api.resource import (
     PARSERS,
@@ -340,6 +340,7 @@ class DRAStore:
         with self._lock:
             self._pending[claim.uid] = claim
             self._recount(("pending", claim.uid), claim)
+        logs.info("Added in-flight claim", 5, claim=claim.key, uid=claim.uid, version=claim.resource_version)
 
     def pending_allocation(self, uid: str) -> ResourceClaim | None:
         """The in-flight version of the claim ``uid`` (``GetPendingAllocation``)."""
@@ -350,7 +351,12 @@ class DRAStore:
         """Forget the in-flight allocation of ``uid``; True when there was one."""
         with self._lock:
             self._recount(("pending", uid), None)
-            return self._pending.pop(uid, None) is not None
+            claim = self._pending.pop(uid, None)
+        if claim is None:
+            logs.info("Redundant remove of in-flight claim, not found", 5, uid=uid)
+            return False
+        logs.info("Removed in-flight claim", 5, claim=claim.key, uid=uid, version=claim.resource_version)
+        return True
 
     def assume(self, claim: ResourceClaim) -> None:
         """Use ``claim`` (just written) until the informer catches up (``AssumeClaimAfterAPICall``).
