@@ -213,7 +213,7 @@ class DRAStore:
                 self.pool_cache = {}
             if kind == "ResourceClaim":
                 self._recount_claim(key)
-        self._tell("put", kind, old, parsed)
+        self._tell(kind, old, parsed)
 
     def delete(self, kind: str, key: str) -> None:
         """Forget an object (an informer's delete); unknown keys are ignored."""
@@ -232,9 +232,9 @@ class DRAStore:
                     old = assumed  # kube's delete event carries the assume cache's latest version
                 self._recount_claim(stored_key)
         if old is not None:
-            self._tell("delete", kind, old, None)
+            self._tell(kind, old, None)
 
-    def _tell(self, _why: str, kind: str, old: Any, new: Any) -> None:
+    def _tell(self, kind: str, old: Any, new: Any) -> None:
         """Every listener hears (kind, old, new); called without the lock."""
         for listener in self.listeners:
             listener(kind, old, new)
@@ -385,7 +385,7 @@ class DRAStore:
                 self._assumed[claim.key] = claim
                 self._recount_claim(claim.key)
         if previous is not None:
-            self._tell("assume", "ResourceClaim", previous, claim)
+            self._tell("ResourceClaim", previous, claim)
 
     def restore(self, namespace: str, name: str) -> None:
         """Drop an assumed version (``AssumedClaimRestore``); listeners hear the change back to the
@@ -396,7 +396,7 @@ class DRAStore:
             self._recount_claim(key)
             stored = self._claims.get(key)
         if assumed is not None and stored is not None:
-            self._tell("restore", "ResourceClaim", assumed, stored)
+            self._tell("ResourceClaim", assumed, stored)
 
     def allocated_state(self) -> AllocatedState:
         """Devices allocated by every claim plus the in-flight ones (``GatherAllocatedState``).
