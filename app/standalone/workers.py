@@ -22,9 +22,9 @@ class WorkerPool:
 
     Threads are started as work arrives (one per task waiting without a thread, as the executor
     did). A task submitted with ``first=True`` runs before every queued one, at the next worker that
-    is free (the order among such tasks is kept). ``on_pending`` is told the number of tasks submitted and not finished after every change,
-    under the pool's lock, so that a gauge set there never goes backwards; ``on_error`` hears what
-    a task raised (the task's thread goes on).
+    is free (the order among such tasks is kept). ``on_pending`` is told the number of tasks
+    submitted and not finished after every change, under the pool's lock, so that a gauge set there
+    never goes backwards; ``on_error`` hears what a task raised (the task's thread goes on).
     """
 
     def __init__(
