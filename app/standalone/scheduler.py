@@ -203,11 +203,9 @@ class Scheduler:
         # the trace was made from.
         trace = self.traces.prepare(attempt, self._node_names, qpi.attempts)
         waiting = trace.light
-        # A binding cycle that writes a claim's allocation goes before the backlog: until it has,
-        # every pod sharing the claim is rejected (kube starts each binding cycle at once).
         self._submit(
             lambda: self._binding_cycle(fwk, state, qpi, waiting, start, trace),
-            first=allocates_in_flight(state),
+            first=binding_goes_first(qpi, state),
         )
         return True
 
@@ -328,6 +326,16 @@ class Scheduler:
         recorder = self.recorders.get(fwk.profile_name)
         if recorder is not None:
             recorder.eventf(pod.raw, None, type_, reason, action, note)
+
+
+def binding_goes_first(qpi: QueuedPodInfo, state: CycleState) -> bool:
+    """Whether the pod's binding cycle runs before the calls already waiting for a binding worker.
+
+    One that writes a claim's allocation does: until it has, every pod sharing the claim is rejected
+    ("is in the process of being allocated"), and kube-scheduler starts each binding cycle at once.
+    Only on the pod's first attempt, so that it never overtakes the status update of the pod's own
+    earlier failure, still waiting for a worker (that PATCH would land after the binding)."""
+    return qpi.attempts == 1 and allocates_in_flight(state)
 
 
 def _log_binding_error(err: BaseException) -> None:
