@@ -47,13 +47,14 @@ DRA_KINDS = frozenset(PARSERS)
 T = TypeVar("T")
 
 IN_FLIGHT_ALLOCATION_KEY = "DynamicResources/allocationInFlight"
-"""The cycle state key under which DynamicResources' Reserve notes that it put a claim's allocation
-in flight (True): the pod's binding cycle writes what every other pod sharing the claim waits for."""
+"""The cycle state key under which DynamicResources' Reserve notes that it put in flight the
+allocation of a claim other pods may share (True: one the pod does not own, unlike a claim made from
+its template): the pod's binding cycle writes what every other pod sharing the claim waits for."""
 
 
 def allocates_in_flight(state: CycleState) -> bool:
-    """Whether this attempt's Reserve put a claim allocation in flight, so that the pods sharing the
-    claim are rejected ("is in the process of being allocated") until its PreBind has written it.
+    """Whether this attempt's Reserve put in flight the allocation of a claim the pod does not own,
+    so that the pods sharing the claim are rejected ("is in the process of being allocated") until its PreBind has written it.
 
     ``berth run`` starts such a binding cycle before the ones already waiting for a worker: Go starts
     every binding cycle at once, and behind berth's backlog the claim stayed in flight for seconds,

@@ -245,6 +245,18 @@ def test_with_resources_reserves_in_flight_then_prebind_writes_allocation_and_re
     assert store.pending_allocation("claim-uid") is None
 
 
+def test_a_claim_the_pod_owns_is_not_one_other_pods_wait_for() -> None:
+    """A claim made from the pod's template is the pod's alone: its binding cycle keeps its place
+    (only a claim other pods may share marks the attempt, see allocates_in_flight)."""
+    store = store_with(pending_claim(owner=POD_UID), device_class_raw(), worker_slice())
+    pl, state, p = plugin(store), CycleState(), pod_with_claim_template(in_status=True)
+    assert pl.pre_filter(state, p, []) == (None, None)
+    assert pl.filter(state, p, worker()) is None
+    assert pl.reserve(state, p, WORKER) is None
+    assert store.pending_allocation("claim-uid") is not None
+    assert not allocates_in_flight(state)
+
+
 def test_exhausted_resources_in_informer_cache() -> None:
     store = store_with(
         pending_claim(), allocated_claim("other-claim", "other-uid"), device_class_raw(), worker_slice()

@@ -692,6 +692,7 @@ class DynamicResources(
                 f"want {len(to_allocate)} claims"
             )
         special = s.extended_claim
+        shared = False  # another pod may wait for one of these claims
         for (index, claim), allocation in zip(to_allocate, allocations, strict=True):
             s.infos[index].allocation = allocation
             if claim is special:
@@ -701,7 +702,9 @@ class DynamicResources(
             raw["metadata"] = {**dict(claim.raw.get("metadata") or {}), "finalizers": finalizers}
             raw["status"] = {**dict(claim.raw.get("status") or {}), "allocation": allocation}
             self.store.signal_pending_allocation(parse_resource_claim(raw))
-        state.write(IN_FLIGHT_ALLOCATION_KEY, True)
+            shared = shared or (claim is not special and claim.controller_uid != pod.uid)
+        if shared:
+            state.write(IN_FLIGHT_ALLOCATION_KEY, True)
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
