@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any, Protocol, TypeVar
 
-from app import featuregates
+from app import featuregates, logs
 from app.api.objects import Pod
 from app.api.resource import (
     PARSERS,
@@ -41,9 +41,26 @@ from app.api.resource import (
     claim_with_status,
     parse_resource_claim,
 )
+from app.framework.cycle_state import CycleState
 
 DRA_KINDS = frozenset(PARSERS)
 T = TypeVar("T")
+
+IN_FLIGHT_ALLOCATION_KEY = "DynamicResources/allocationInFlight"
+"""The cycle state key under which DynamicResources' Reserve notes that it put in flight the
+allocation of a claim other pods may share (True: one the pod does not own, unlike a claim made from
+its template): the pod's binding cycle writes what every other pod sharing the claim waits for."""
+
+
+def allocates_in_flight(state: CycleState) -> bool:
+    """Whether this attempt's Reserve put in flight the allocation of a claim the pod does not own,
+    so that the pods sharing the claim are rejected ("is in the process of being allocated") until its PreBind has written it.
+
+    ``berth run`` starts such a binding cycle before the ones already waiting for a worker: Go starts
+    every binding cycle at once, and behind berth's backlog the claim stayed in flight for seconds,
+    rejecting every sharer popped meanwhile (see docs/dra.md, "Claims shared by several pods")."""
+    return state.get(IN_FLIGHT_ALLOCATION_KEY) is True
+
 
 DeviceID = tuple[str, str, str]
 """(driver, pool, device)."""
@@ -159,43 +176,69 @@ class DRAStore:
         self.put(kind, parsed)
 
     def put(self, kind: str, parsed: Any) -> None:
-        """Add or replace a parsed object; listeners hear (kind, old, new)."""
+        """Add or replace a parsed object; listeners hear (kind, old, new).
+
+        A ResourceClaim goes through kube's claim assume cache: an informer's version that is not
+        newer (by numeric resourceVersion) than the one the store uses, assumed or not, changes
+        nothing and nobody hears of it (``AssumeCache.add``: "version is not newer than
+        storedVersion"), so the version PreBind wrote is heard once, when :meth:`assume` takes it.
+        """
         table = self._table(kind)
         key = _key_of(parsed)
         with self._lock:
             old = table.get(key)
+            if kind == "ResourceClaim":
+                assumed = self._assumed.get(key)
+                latest = assumed or old
+                if (
+                    old is not None
+                    and latest is not None
+                    and _not_newer(parsed.resource_version, latest.resource_version)
+                ):
+                    if assumed is not None and parsed.resource_version == assumed.resource_version:
+                        table[key] = parsed  # what was assumed, now from the API: nothing to hear
+                        del self._assumed[key]
+                        self._recount_claim(key)
+                    return
+                if assumed is not None and (
+                    assumed.uid != parsed.uid
+                    or _newer_or_same(parsed.resource_version, assumed.resource_version)
+                ):
+                    del self._assumed[key]
+                if old is not None:  # else an add, even over a claim PreBind created and assumed
+                    old = latest
             table[key] = parsed
             if kind == "DeviceClass":
                 self._map_extended_resources(parsed, old)
             if kind == "ResourceSlice":
                 self.pool_cache = {}
             if kind == "ResourceClaim":
-                assumed = self._assumed.get(key)
-                if assumed is not None and (
-                    assumed.uid != parsed.uid
-                    or _newer_or_same(parsed.resource_version, assumed.resource_version)
-                ):
-                    del self._assumed[key]
                 self._recount_claim(key)
-        for listener in self.listeners:
-            listener(kind, old, parsed)
+        self._tell(kind, old, parsed)
 
     def delete(self, kind: str, key: str) -> None:
         """Forget an object (an informer's delete); unknown keys are ignored."""
         if kind not in DRA_KINDS:
             return
         with self._lock:
-            old = self._table(kind).pop(_store_key(kind, key), None)
+            stored_key = _store_key(kind, key)
+            old = self._table(kind).pop(stored_key, None)
             if kind == "DeviceClass" and old is not None:
                 self._unmap_extended_resources(old)
             if kind == "ResourceSlice":
                 self.pool_cache = {}
             if kind == "ResourceClaim":
-                self._assumed.pop(_store_key(kind, key), None)
-                self._recount_claim(_store_key(kind, key))
+                assumed = self._assumed.pop(stored_key, None)
+                if old is not None and assumed is not None:
+                    old = assumed  # kube's delete event carries the assume cache's latest version
+                self._recount_claim(stored_key)
         if old is not None:
-            for listener in self.listeners:
-                listener(kind, old, None)
+            self._tell(kind, old, None)
+
+    def _tell(self, kind: str, old: Any, new: Any) -> None:
+        """Every listener hears (kind, old, new); called without the lock."""
+        for listener in self.listeners:
+            listener(kind, old, new)
 
     def _table(self, kind: str) -> dict[str, Any]:
         tables: dict[str, dict[str, Any]] = {
@@ -298,6 +341,7 @@ class DRAStore:
         with self._lock:
             self._pending[claim.uid] = claim
             self._recount(("pending", claim.uid), claim)
+        logs.info("Added in-flight claim", 5, claim=claim.key, uid=claim.uid, version=claim.resource_version)
 
     def pending_allocation(self, uid: str) -> ResourceClaim | None:
         """The in-flight version of the claim ``uid`` (``GetPendingAllocation``)."""
@@ -308,27 +352,52 @@ class DRAStore:
         """Forget the in-flight allocation of ``uid``; True when there was one."""
         with self._lock:
             self._recount(("pending", uid), None)
-            return self._pending.pop(uid, None) is not None
+            claim = self._pending.pop(uid, None)
+        if claim is None:
+            logs.info("Redundant remove of in-flight claim, not found", 5, uid=uid)
+            return False
+        logs.info("Removed in-flight claim", 5, claim=claim.key, uid=uid, version=claim.resource_version)
+        return True
 
     def assume(self, claim: ResourceClaim) -> None:
-        """Use ``claim`` (just written) until the informer catches up (``AssumeClaimAfterAPICall``)."""
+        """Use ``claim`` (just written) until the informer catches up (``AssumeClaimAfterAPICall``).
+
+        As kube's assume cache, listeners hear the change now, from the version used so far to the
+        written one (``AssumeCache.Assume`` pushes that update event): the pods waiting for the
+        claim move at once, not when the informer delivers it, which then goes unheard (see
+        :meth:`put`). Assuming the version the informer delivered already is heard too (kube pushes
+        the event whatever the versions, unless the assumed one is older: then nothing happens). A
+        claim the informer has not delivered at all (one PreBind created) is used but not heard of
+        until the informer adds it, as kube finds it only then.
+        """
         with self._lock:
             current = self._claims.get(claim.key)
+            previous = self._assumed.get(claim.key) or current
             if (
                 current is not None
                 and current.uid == claim.uid
                 and _newer_or_same(current.resource_version, claim.resource_version)
                 and current.resource_version
             ):
-                return
-            self._assumed[claim.key] = claim
-            self._recount_claim(claim.key)
+                # The informer (or the store's own writer) delivered it already, or a newer one.
+                if current.resource_version != claim.resource_version:
+                    return  # kube: "out of sync", nothing assumed, nothing heard
+            else:
+                self._assumed[claim.key] = claim
+                self._recount_claim(claim.key)
+        if previous is not None:
+            self._tell("ResourceClaim", previous, claim)
 
     def restore(self, namespace: str, name: str) -> None:
-        """Drop an assumed version (``AssumedClaimRestore``)."""
+        """Drop an assumed version (``AssumedClaimRestore``); listeners hear the change back to the
+        informer's version, as from kube's ``AssumeCache.Restore``."""
+        key = f"{namespace}/{name}"
         with self._lock:
-            self._assumed.pop(f"{namespace}/{name}", None)
-            self._recount_claim(f"{namespace}/{name}")
+            assumed = self._assumed.pop(key, None)
+            self._recount_claim(key)
+            stored = self._claims.get(key)
+        if assumed is not None and stored is not None:
+            self._tell("ResourceClaim", assumed, stored)
 
     def allocated_state(self) -> AllocatedState:
         """Devices allocated by every claim plus the in-flight ones (``GatherAllocatedState``).
@@ -500,6 +569,12 @@ def _store_key(kind: str, key: str) -> str:
     if kind in ("DeviceClass", "ResourceSlice"):
         return key.rpartition("/")[2]
     return key
+
+
+def _not_newer(version: str, than: str) -> bool:
+    """Whether resourceVersion ``version`` is numerically at most ``than`` (False unless both are
+    numbers: objects from state files and tests may have none, and each of those counts)."""
+    return version.isdigit() and than.isdigit() and int(version) <= int(than)
 
 
 def _newer_or_same(version: str, than: str) -> bool:

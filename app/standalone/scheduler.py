@@ -25,6 +25,7 @@ from app.api.objects import Pod
 from app.backend.queue.nominator import MODE_OVERRIDE
 from app.backend.queue.scheduling_queue import PriorityQueue, QueuedPodInfo
 from app.framework.cycle_state import CycleState
+from app.framework.dra import allocates_in_flight
 from app.framework.events import EVENT_ASSIGNED_POD_DELETE
 from app.framework.runtime import Framework
 from app.framework.types import PodInfo
@@ -154,8 +155,8 @@ class Scheduler:
         self._pool.shutdown()
         return done
 
-    def _submit(self, fn: Callable[[], None]) -> None:
-        self._pool.submit(fn)
+    def _submit(self, fn: Callable[[], None], *, first: bool = False) -> None:
+        self._pool.submit(fn, first=first)
 
     @staticmethod
     def _record_pending_bindings(pending: int) -> None:
@@ -208,7 +209,10 @@ class Scheduler:
         # the trace was made from.
         trace = self.traces.prepare(attempt, self._node_names, qpi.attempts)
         waiting = trace.light
-        self._submit(lambda: self._binding_cycle(fwk, state, qpi, waiting, start, trace))
+        self._submit(
+            lambda: self._binding_cycle(fwk, state, qpi, waiting, start, trace),
+            first=binding_goes_first(qpi, state),
+        )
         return True
 
     def _wait_for_workers(self) -> None:
@@ -328,6 +332,16 @@ class Scheduler:
         recorder = self.recorders.get(fwk.profile_name)
         if recorder is not None:
             recorder.eventf(pod.raw, None, type_, reason, action, note)
+
+
+def binding_goes_first(qpi: QueuedPodInfo, state: CycleState) -> bool:
+    """Whether the pod's binding cycle runs before the calls already waiting for a binding worker.
+
+    One that writes a claim's allocation does: until it has, every pod sharing the claim is rejected
+    ("is in the process of being allocated"), and kube-scheduler starts each binding cycle at once.
+    Only on the pod's first attempt, so that it never overtakes the status update of the pod's own
+    earlier failure, still waiting for a worker (that PATCH would land after the binding)."""
+    return qpi.attempts == 1 and allocates_in_flight(state)
 
 
 def _log_binding_error(err: BaseException) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections import deque
 from collections.abc import Callable
 
 __all__ = ["WorkerPool"]
@@ -20,9 +21,10 @@ class WorkerPool:
     """Up to ``size`` daemon threads running submitted callables in submission order.
 
     Threads are started as work arrives (one per task waiting without a thread, as the executor
-    did). ``on_pending`` is told the number of tasks submitted and not finished after every change,
-    under the pool's lock, so that a gauge set there never goes backwards; ``on_error`` hears what
-    a task raised (the task's thread goes on).
+    did). A task submitted with ``first=True`` runs before every queued one, at the next worker that
+    is free (the order among such tasks is kept). ``on_pending`` is told the number of tasks
+    submitted and not finished after every change, under the pool's lock, so that a gauge set there
+    never goes backwards; ``on_error`` hears what a task raised (the task's thread goes on).
     """
 
     def __init__(
@@ -40,6 +42,9 @@ class WorkerPool:
         self._on_pending = on_pending
         self._on_error = on_error
         self._tasks: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        # Tasks to run before the queued ones; each also puts _RUN_FIRST on _tasks, which wakes an
+        # idle worker (a busy one takes the task from here when it finishes its own).
+        self._first: deque[Callable[[], None]] = deque()
         self._threads: list[threading.Thread] = []
         self._pending = 0
         self._idle = threading.Condition(threading.Lock())
@@ -53,8 +58,9 @@ class WorkerPool:
         with self._idle:
             return self._pending
 
-    def submit(self, task: Callable[[], None]) -> None:
-        """Run ``task`` on a worker thread; RuntimeError once the pool is shut down."""
+    def submit(self, task: Callable[[], None], *, first: bool = False) -> None:
+        """Run ``task`` on a worker thread, ``first`` before the tasks already queued; RuntimeError
+        once the pool is shut down."""
         with self._idle:
             if self._closed:
                 raise RuntimeError("cannot run a task after the worker pool was shut down")
@@ -67,7 +73,11 @@ class WorkerPool:
                 )
                 self._threads.append(thread)
                 thread.start()
-        self._tasks.put(task)
+        if first:
+            self._first.append(task)
+            self._tasks.put(_RUN_FIRST)
+        else:
+            self._tasks.put(task)
 
     def wait(self, timeout: float | None = None, at_most: int = 0) -> bool:
         """Wait until at most ``at_most`` submitted tasks are unfinished (by default: all finished),
@@ -90,17 +100,38 @@ class WorkerPool:
 
     def _work(self) -> None:
         tasks = self._tasks
-        while (task := tasks.get()) is not None:
-            try:
-                if not self._cancelled:
-                    task()
-            except Exception as err:  # a task's failure must not end the thread
-                if self._on_error is not None:
-                    self._on_error(err)
-            finally:
-                with self._idle:
-                    self._pending -= 1
-                    if self._on_pending is not None:
-                        self._on_pending(self._pending)
-                    if self._waiting_for and self._pending <= max(self._waiting_for):
-                        self._idle.notify_all()
+        first = self._first
+        while True:
+            while first:
+                try:
+                    urgent = first.popleft()
+                except IndexError:  # another worker took the last one
+                    break
+                self._run(urgent)
+            task = tasks.get()
+            if task is None:
+                return
+            if task is not _RUN_FIRST:  # _RUN_FIRST: its task ran already, or runs at the loop's top
+                self._run(task)
+
+    def _run(self, task: Callable[[], None]) -> None:
+        try:
+            if not self._cancelled:
+                task()
+        except Exception as err:  # a task's failure must not end the thread
+            if self._on_error is not None:
+                self._on_error(err)
+        finally:
+            with self._idle:
+                self._pending -= 1
+                if self._on_pending is not None:
+                    self._on_pending(self._pending)
+                if self._waiting_for and self._pending <= max(self._waiting_for):
+                    self._idle.notify_all()
+
+
+def _run_first() -> None:
+    """The marker a ``first`` task puts on the queue (never called)."""
+
+
+_RUN_FIRST = _run_first

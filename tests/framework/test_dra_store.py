@@ -80,3 +80,113 @@ def test_counts_follow_every_change() -> None:
         else:
             store.remove_pending_allocation(f"uid-{i}")
         assert store.allocated_state() == walk(store)
+
+
+# --- the claim assume cache's events (kube's assumecache TestAssume, TestRestore, TestEvents) -----
+
+
+def heard(store: DRAStore) -> list[tuple[str | None, str | None]]:
+    """What the store's listeners hear about claims, as (old, new) resourceVersions."""
+    events: list[tuple[str | None, str | None]] = []
+
+    def listen(kind: str, old: Any, new: Any) -> None:
+        assert kind == "ResourceClaim"
+        events.append((old and old.resource_version, new and new.resource_version))
+
+    store.listeners.append(listen)
+    return events
+
+
+def claim(version: int, devices: list[int] | None = None) -> Any:
+    return parse_resource_claim(claim_raw(1, devices or [], version))
+
+
+def test_assume_is_heard_at_once_unless_the_written_version_is_older() -> None:
+    """TestAssume: same and higher versions are assumed and heard as updates; a lower one is not."""
+    for written, used, events in (
+        (5, "5", [("5", "5")]),  # success-same-version
+        (6, "6", [("5", "6")]),  # success-new-higher-version
+        (4, "5", []),  # fail-new-lower-version
+    ):
+        store = DRAStore()
+        store.put("ResourceClaim", claim(5))
+        seen = heard(store)
+        store.assume(claim(written, [1]))
+        current = store.get_claim("default", "c1")
+        assert current is not None and current.resource_version == used
+        assert seen == events
+
+
+def test_the_informer_delivering_what_was_assumed_is_not_heard_again() -> None:
+    """PreBind's write is heard when assumed; the informer's copy of it, and any older version
+    (the finalizer write before it), change nothing (``AssumeCache.add``: "not newer")."""
+    store = DRAStore()
+    store.put("ResourceClaim", claim(5))
+    seen = heard(store)
+    store.assume(claim(7, [1]))
+    store.put("ResourceClaim", claim(6))  # the finalizer write, delivered late
+    store.put("ResourceClaim", claim(7, [1]))  # the status write
+    assert seen == [("5", "7")]
+    current = store.get_claim("default", "c1")
+    assert current is not None and current.resource_version == "7" and current.allocation is not None
+    assert walk(store) == store.allocated_state()
+    store.restore("default", "c1")  # nothing assumed any more: nothing to restore, nothing heard
+    store.put("ResourceClaim", claim(8))  # someone deallocated it
+    assert seen == [("5", "7"), ("7", "8")]
+    assert store.allocated_state().allocated_devices == set()
+
+
+def test_restore_is_heard_as_the_way_back_to_the_informers_version() -> None:
+    """TestRestore: nothing for an unknown or unchanged claim; the assumed version back to the
+    informer's after an Assume."""
+    store = DRAStore()
+    seen = heard(store)
+    store.restore("default", "nothing")
+    store.put("ResourceClaim", claim(5))
+    store.restore("default", "c1")
+    assert seen == [(None, "5")]
+    store.assume(claim(6, [1]))
+    store.restore("default", "c1")
+    assert seen == [(None, "5"), ("5", "6"), ("6", "5")]
+    current = store.get_claim("default", "c1")
+    assert current is not None and current.allocation is None
+    assert store.allocated_state().allocated_devices == set()
+
+
+def test_informer_events_carry_the_latest_version() -> None:
+    """TestEvents: a newer version is heard, an older one is not, a delete carries what was used."""
+    store = DRAStore()
+    seen = heard(store)
+    store.put("ResourceClaim", claim(5))
+    store.put("ResourceClaim", claim(6))
+    store.put("ResourceClaim", claim(5))  # nop update
+    current = store.get_claim("default", "c1")
+    assert current is not None and current.resource_version == "6"
+    store.assume(claim(7, [1]))
+    store.delete("ResourceClaim", "default/c1")
+    assert seen == [(None, "5"), ("5", "6"), ("6", "7"), ("7", None)]
+    assert store.get_claim("default", "c1") is None
+
+
+def test_a_claim_prebind_created_is_heard_when_the_informer_adds_it() -> None:
+    """kube waits for the informer to see a claim it created (the one for extended resources):
+    berth uses the written one at once, and both hear of it from the informer only."""
+    store = DRAStore()
+    seen = heard(store)
+    store.assume(claim(3, [1]))
+    current = store.get_claim("default", "c1")
+    assert current is not None and current.resource_version == "3"
+    assert seen == []
+    store.put("ResourceClaim", claim(3, [1]))
+    assert seen == [(None, "3")]
+
+
+def test_claims_without_versions_are_always_taken() -> None:
+    """Claims from state files and tests may have no resourceVersion: each delivery counts."""
+    store = DRAStore()
+    seen = heard(store)
+    raw = claim_raw(1, [], 0)
+    raw["metadata"].pop("resourceVersion")
+    store.put("ResourceClaim", parse_resource_claim(raw))
+    store.put("ResourceClaim", parse_resource_claim(raw))
+    assert seen == [(None, ""), ("", "")]

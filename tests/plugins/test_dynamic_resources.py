@@ -12,7 +12,7 @@ from app.api.objects import Pod, parse_pod
 from app.api.resource import FINALIZER, parse_resource_claim
 from app.config import load_config
 from app.framework.cycle_state import CycleState
-from app.framework.dra import DRAStore
+from app.framework.dra import DRAStore, allocates_in_flight
 from app.framework.events import QueueingHint
 from app.framework.status import Code, NodeToStatus, Status
 from app.framework.types import NodeInfo
@@ -218,9 +218,12 @@ def test_with_resources_reserves_in_flight_then_prebind_writes_allocation_and_re
     pl, state, p = plugin(store), CycleState(), pod_with_claim_name()
     assert pl.pre_filter(state, p, []) == (None, None)
     assert pl.filter(state, p, worker()) is None
+    assert not allocates_in_flight(state)
     assert pl.reserve(state, p, WORKER) is None
     in_flight = store.pending_allocation("claim-uid")
     assert in_flight is not None and in_flight.allocation is not None
+    # berth run starts this pod's binding cycle before the backlog: the sharers wait for it.
+    assert allocates_in_flight(state)
     assert [r.device for r in in_flight.allocation.results] == ["instance-1"]
     # Another pod's claim cannot have the in-flight device.
     other = plugin(store)
@@ -240,6 +243,18 @@ def test_with_resources_reserves_in_flight_then_prebind_writes_allocation_and_re
     assert stored.allocation.raw["nodeSelector"] == local_node_selector(WORKER)
     assert stored.allocation.allocation_timestamp  # DRADeviceBindingConditions is on: the timestamp is set
     assert store.pending_allocation("claim-uid") is None
+
+
+def test_a_claim_the_pod_owns_is_not_one_other_pods_wait_for() -> None:
+    """A claim made from the pod's template is the pod's alone: its binding cycle keeps its place
+    (only a claim other pods may share marks the attempt, see allocates_in_flight)."""
+    store = store_with(pending_claim(owner=POD_UID), device_class_raw(), worker_slice())
+    pl, state, p = plugin(store), CycleState(), pod_with_claim_template(in_status=True)
+    assert pl.pre_filter(state, p, []) == (None, None)
+    assert pl.filter(state, p, worker()) is None
+    assert pl.reserve(state, p, WORKER) is None
+    assert store.pending_allocation("claim-uid") is not None
+    assert not allocates_in_flight(state)
 
 
 def test_exhausted_resources_in_informer_cache() -> None:
@@ -290,6 +305,7 @@ def test_good_topology_reserves_an_allocated_claim() -> None:
     pl.pre_filter(state, p, [])
     assert pl.filter(state, p, worker()) is None
     assert pl.reserve(state, p, WORKER) is None
+    assert not allocates_in_flight(state)  # only the reservation to write: no pod waits for it
     assert pl.pre_bind(state, p, WORKER) is None
     stored = store.get_claim("default", CLAIM)
     assert stored is not None and [r.uid for r in stored.reserved_for] == [POD_UID]
@@ -325,6 +341,7 @@ def test_unreserve_releases_the_in_flight_allocation() -> None:
     pl.reserve(state, p, WORKER)
     pl.unreserve(state, p, WORKER)
     assert store.pending_allocation("claim-uid") is None
+    assert not allocates_in_flight(state)
     assert store.allocated_state().allocated_devices == set()
 
 

@@ -8,11 +8,15 @@ import threading
 import pytest
 
 from app.api.objects import Pod
+from app.backend.queue.queued_pod_info import QueuedPodInfo
 from app.backend.queue.scheduling_queue import PriorityQueue
 from app.config import load_config
+from app.framework.cycle_state import CycleState
+from app.framework.dra import IN_FLIGHT_ALLOCATION_KEY
+from app.framework.types import PodInfo
 from app.plugins.registry import in_tree_registry
 from app.scheduler.scheduler import Engine
-from app.standalone.scheduler import PENDING_CALLS_PER_WORKER, Scheduler
+from app.standalone.scheduler import PENDING_CALLS_PER_WORKER, Scheduler, binding_goes_first
 from tests.builders import make_pod
 
 
@@ -143,3 +147,16 @@ def test_a_stop_ends_the_wait_for_the_binding_workers() -> None:
     release.set()
     stopper.join(5)
     one.join(5)
+
+
+def test_a_first_attempt_writing_a_claim_allocation_binds_before_the_backlog_and_a_retry_does_not() -> None:
+    """The binding cycle that writes a shared claim's allocation goes before the calls waiting for a
+    worker (the pods sharing the claim are rejected until it has); a pod that failed before keeps
+    its place behind the status update of that failure, which must land before its binding."""
+    allocating = CycleState()
+    allocating.write(IN_FLIGHT_ALLOCATION_KEY, True)
+    first_attempt = QueuedPodInfo(PodInfo(make_pod("allocates")), attempts=1)
+    retried = QueuedPodInfo(PodInfo(make_pod("retried")), attempts=2)
+    assert binding_goes_first(first_attempt, allocating)
+    assert not binding_goes_first(retried, allocating)
+    assert not binding_goes_first(first_attempt, CycleState())  # an allocated claim, or none

@@ -93,3 +93,56 @@ def test_shutdown_drops_queued_tasks_lets_running_ones_finish_and_refuses_new_on
 def test_a_pool_needs_a_thread() -> None:
     with pytest.raises(ValueError):
         WorkerPool(0, "binding")
+
+
+def test_a_task_submitted_first_runs_before_the_queued_ones_at_the_next_free_worker() -> None:
+    """A binding cycle that others wait for (a claim allocation in flight) does not wait behind the
+    backlog: the busy worker takes it as soon as its own task ends; the rest keep their order."""
+    started = threading.Event()
+    release = threading.Event()
+    ran: list[str] = []
+
+    def slow() -> None:
+        started.set()
+        release.wait(5)
+        ran.append("running")
+
+    pool = WorkerPool(1, "binding")
+    pool.submit(slow)
+    assert started.wait(5)
+    for name in ("queued 1", "queued 2"):
+        pool.submit(lambda name=name: ran.append(name))
+    pool.submit(lambda: ran.append("first 1"), first=True)
+    pool.submit(lambda: ran.append("first 2"), first=True)
+    assert pool.pending == 5
+    release.set()
+    assert pool.wait(5)
+    assert ran == ["running", "first 1", "first 2", "queued 1", "queued 2"]
+    assert pool.pending == 0
+    pool.shutdown()
+
+
+def test_an_idle_pool_runs_a_first_task_at_once_and_shutdown_drops_queued_first_tasks() -> None:
+    done = threading.Event()
+    pool = WorkerPool(2, "binding")
+    pool.submit(done.set, first=True)
+    assert done.wait(5)
+    assert pool.wait(5)
+
+    started = threading.Event()
+    release = threading.Event()
+    ran: list[str] = []
+
+    def slow() -> None:
+        started.set()
+        release.wait(5)
+
+    single = WorkerPool(1, "binding")
+    single.submit(slow)
+    assert started.wait(5)
+    single.submit(lambda: ran.append("first"), first=True)
+    single.shutdown()
+    release.set()
+    assert single.wait(5)
+    assert ran == []
+    pool.shutdown()

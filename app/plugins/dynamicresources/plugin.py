@@ -44,7 +44,7 @@ from app.api.resource import (
 )
 from app.api.selectors import NodeSelector
 from app.framework.cycle_state import CycleState, StateData
-from app.framework.dra import ClaimWriteError, DRAStore, retry_on_conflict
+from app.framework.dra import IN_FLIGHT_ALLOCATION_KEY, ClaimWriteError, DRAStore, retry_on_conflict
 from app.framework.events import (
     DEVICE_CLASS,
     NODE,
@@ -692,6 +692,7 @@ class DynamicResources(
                 f"want {len(to_allocate)} claims"
             )
         special = s.extended_claim
+        shared = False  # another pod may wait for one of these claims
         for (index, claim), allocation in zip(to_allocate, allocations, strict=True):
             s.infos[index].allocation = allocation
             if claim is special:
@@ -701,12 +702,16 @@ class DynamicResources(
             raw["metadata"] = {**dict(claim.raw.get("metadata") or {}), "finalizers": finalizers}
             raw["status"] = {**dict(claim.raw.get("status") or {}), "allocation": allocation}
             self.store.signal_pending_allocation(parse_resource_claim(raw))
+            shared = shared or (claim is not special and claim.controller_uid != pod.uid)
+        if shared:
+            state.write(IN_FLIGHT_ALLOCATION_KEY, True)
         return None
 
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Release the in-flight allocations and any reservation made for this pod."""
         if not self.enabled:
             return
+        state.delete(IN_FLIGHT_ALLOCATION_KEY)
         s = state.get(STATE_KEY)
         if not isinstance(s, _State) or not s.claims:
             return
