@@ -41,8 +41,10 @@ __all__ = [
 
 _CONNECT_TIMEOUT = 10.0
 _READ_SIZE = 65536
-_IDLE_CONNECTIONS = 16
-"""Kept-alive connections at most (berth run binds from 16 threads)."""
+_IDLE_CONNECTIONS = 64
+"""Kept-alive connections at most: one per thread that sends at once (berth run's binding workers,
+its status writers), so that none is closed after its answer and opened again with a TLS handshake
+for the next request. The server's idle timeout closes what is not used."""
 
 
 @dataclass(frozen=True, slots=True)

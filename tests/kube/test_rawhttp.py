@@ -26,8 +26,11 @@ class FakeServer:
     the request applied, or not); ``reset`` closes connections with a TCP reset instead of a FIN.
     """
 
-    def __init__(self, answers: list[bytes | None], close_after: int = 0, reset: bool = False) -> None:
+    def __init__(
+        self, answers: list[bytes | None], close_after: int = 0, reset: bool = False, delay: float = 0.0
+    ) -> None:
         self.answers = answers
+        self.delay = delay  # seconds before each answer
         self.close_after = close_after
         self.reset = reset
         self.closed = threading.Event()  # a connection was closed by the server
@@ -70,6 +73,7 @@ class FakeServer:
             reply = self.answers.pop(0)
             if reply is None:
                 return
+            time.sleep(self.delay)
             conn.sendall(reply)
             served += 1
             if self.close_after and served >= self.close_after:
@@ -322,3 +326,30 @@ def test_only_idempotent_requests_are_replayable() -> None:
     assert not replayable("POST", {}) and not replayable("PATCH", {}) and not replayable("PUT", {})
     assert not replayable("DELETE", {})
     assert replayable("POST", {"Idempotency-Key": "k"})
+
+
+def test_as_many_connections_are_kept_as_requests_were_sent_at_once() -> None:
+    # berth run's 16 binding workers and its status writers share one client: a connection closed
+    # after its answer because too many were idle would cost a new TCP and TLS handshake next time.
+    senders = 24
+    server = FakeServer([answer(201, b"{}")] * (2 * senders), delay=0.3)
+    target = Target.of(k8s_client.Configuration(), f"http://127.0.0.1:{server.port}")
+    assert target is not None
+    http = BlockingHttp(target)
+
+    def send_at_once() -> None:
+        threads = [
+            threading.Thread(target=http.request, args=("POST", "/b", {}, b"{}", 5.0)) for _ in range(senders)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    send_at_once()
+    opened = server.connections
+    send_at_once()
+    http.close()
+    server.close()
+    assert len(server.requests) == 2 * senders
+    assert opened == senders and server.connections == senders  # the second round reused them all
