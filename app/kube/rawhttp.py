@@ -210,7 +210,9 @@ class BlockingHttp:
         """Send one request (``path`` with its query) and return ``(status, body)``.
 
         ``timeout`` bounds each wait for the answer's bytes (None: wait forever), as urllib3's
-        read timeout does.
+        read timeout does. The request goes out again, on another connection, only when a kept-alive
+        one turns out closed before any of it was written, or when it is :func:`replayable`: a POST
+        the server may have received and applied is never sent twice; its error is raised.
         """
         request = request_head(self.target, method, path, headers, len(body)) + body
         resend = replayable(method, headers)
