@@ -17,6 +17,8 @@ bearer token included, are the caller's.
 from __future__ import annotations
 
 import contextlib
+import errno
+import select
 import socket
 import ssl
 import threading
@@ -26,12 +28,23 @@ from urllib.parse import urlsplit
 
 import httptools
 
-__all__ = ["BlockingHttp", "ResponseParser", "StaleConnection", "Target", "request_head", "ssl_context"]
+__all__ = [
+    "BlockingHttp",
+    "NothingWritten",
+    "ResponseParser",
+    "StaleConnection",
+    "Target",
+    "replayable",
+    "request_head",
+    "ssl_context",
+]
 
 _CONNECT_TIMEOUT = 10.0
 _READ_SIZE = 65536
-_IDLE_CONNECTIONS = 16
-"""Kept-alive connections at most (berth run binds from 16 threads)."""
+_IDLE_CONNECTIONS = 64
+"""Kept-alive connections at most: one per thread that sends at once (berth run's binding workers,
+its status writers), so that none is closed after its answer and opened again with a TLS handshake
+for the next request. The server's idle timeout closes what is not used."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +158,30 @@ class ResponseParser:
 
 
 class StaleConnection(Exception):
-    """A kept-alive connection the server had closed: nothing came back, so the request may be retried."""
+    """The server closed the connection before any byte of the answer came back.
+
+    Whether the request may be sent again depends on what was written (see :class:`NothingWritten`)
+    and on the request: a server that closed a kept-alive connection just as the request went out
+    never saw it, but one that died after reading it may have applied it.
+    """
+
+
+class NothingWritten(StaleConnection):
+    """The connection failed before any byte of the request was written: always safe to resend."""
+
+
+_REPLAYABLE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
+"""net/http's ``Request.isReplayable``: the methods resent after a failure once the request was written."""
+
+
+def replayable(method: str, headers: dict[str, str]) -> bool:
+    """Whether a request written on a connection that then failed may be resent, as net/http's
+    ``isReplayable`` decides: an idempotent method, or an ``Idempotency-Key`` header. A POST (a
+    Binding, an Event) may have been applied by a server that died before answering: resending it
+    would answer 409 for a bind that happened, so its error goes to the caller, as client-go's."""
+    if method in _REPLAYABLE_METHODS:
+        return True
+    return any(key.lower() in ("idempotency-key", "x-idempotency-key") for key in headers)
 
 
 class BlockingHttp:
@@ -174,21 +210,36 @@ class BlockingHttp:
         """Send one request (``path`` with its query) and return ``(status, body)``.
 
         ``timeout`` bounds each wait for the answer's bytes (None: wait forever), as urllib3's
-        read timeout does.
+        read timeout does. The request goes out again, on another connection, only when a kept-alive
+        one turns out closed before any of it was written, or when it is :func:`replayable`: a POST
+        the server may have received and applied is never sent twice; its error is raised.
         """
         request = request_head(self.target, method, path, headers, len(body)) + body
+        resend = replayable(method, headers)
         while True:
+            # net/http's ``shouldRetryRequest``: on a reused connection the server may have closed,
+            # the request goes again on the next one if nothing of it was written, or if it is
+            # replayable; a fresh connection's failure always goes to the caller.
             with self._lock:
                 sock = self._idle.pop() if self._idle else None
             if sock is None:
                 break
-            with contextlib.suppress(StaleConnection):  # the server closed it while it was idle: try the next
+            if _closed_while_idle(sock):
+                _close(sock)  # the server hung up while it was idle: nothing was written on it
+                continue
+            try:
                 return self._exchange(sock, request, timeout)
+            except NothingWritten:
+                continue
+            except StaleConnection as err:
+                if resend:
+                    continue
+                raise _lost_answer(err) from err
         sock = self._connect()
         try:
             return self._exchange(sock, request, timeout)
         except StaleConnection as err:
-            raise ConnectionResetError("the API server closed the connection without an answer") from err
+            raise _lost_answer(err) from err
 
     def close(self) -> None:
         """Close the idle connections (requests in flight finish on theirs)."""
@@ -211,18 +262,26 @@ class BlockingHttp:
 
     def _exchange(self, sock: socket.socket, request: bytes, timeout: float | None) -> tuple[int, bytes]:
         """Send ``request`` on ``sock`` and read the answer; keep ``sock`` if the server does, else
-        (and on any failure) close it. :class:`StaleConnection` when nothing at all came back."""
+        (and on any failure) close it. :class:`NothingWritten` when the connection failed before
+        a byte of ``request`` went out, :class:`StaleConnection` when it failed after, with nothing
+        of the answer back."""
         response = ResponseParser()
+        written = 0
         try:
             sock.settimeout(timeout)
-            sock.sendall(request)
+            with memoryview(request) as view:
+                while written < len(view):
+                    written += sock.send(view[written:])
             while not response.complete:
                 response.take(sock.recv(_READ_SIZE))
         except (ConnectionResetError, BrokenPipeError) as err:
             _close(sock)
             if response.received:
                 raise
-            raise StaleConnection() from err
+            raise (NothingWritten() if written == 0 else StaleConnection()) from err
+        except StaleConnection:
+            _close(sock)
+            raise
         except httptools.HttpParserError as err:
             _close(sock)
             raise ConnectionError(f"malformed answer: {err}") from err
@@ -238,6 +297,26 @@ class BlockingHttp:
         if not keep:
             _close(sock)
         return response.status, b"".join(response.body)
+
+
+def _closed_while_idle(sock: socket.socket) -> bool:
+    """Whether an idle kept-alive connection has something to read: the server's FIN or reset (or
+    bytes no request asked for), so it cannot carry a request. net/http notices the same by
+    reading every idle connection (``errServerClosedIdle``)."""
+    if isinstance(sock, ssl.SSLSocket) and sock.pending():
+        return True
+    poller = select.poll()  # not select(): descriptors past FD_SETSIZE
+    poller.register(sock, select.POLLIN)
+    return bool(poller.poll(0))
+
+
+def _lost_answer(err: StaleConnection) -> OSError:
+    """The error the caller gets for a request the server may have received but did not answer:
+    the connection's own (``ECONNRESET``, ``EPIPE``), or for a plain close ``ECONNRESET``."""
+    cause = err.__cause__
+    if isinstance(cause, OSError) and cause.errno is not None:
+        return type(cause)(cause.errno, cause.strerror)
+    return ConnectionResetError(errno.ECONNRESET, "the API server closed the connection without an answer")
 
 
 def _close(sock: socket.socket) -> None:

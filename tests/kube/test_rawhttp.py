@@ -3,26 +3,37 @@
 from __future__ import annotations
 
 import socket
+import struct
 import threading
+import time
 from collections.abc import Iterator
+from typing import BinaryIO
 
 import orjson
 import pytest
 from kubernetes import client as k8s_client
 
+from app.kube import rawhttp
 from app.kube.client import KubeClient, KubeError
-from app.kube.rawhttp import BlockingHttp, ResponseParser, Target
+from app.kube.rawhttp import BlockingHttp, ResponseParser, Target, replayable
 
 
 class FakeServer:
     """A threaded HTTP/1.1 server on loopback answering each request with the next raw answer.
 
-    ``close_after``: close each connection after that many answers (0: keep it).
+    ``close_after``: close each connection after that many answers (0: keep it). An answer None
+    closes the connection once the request is read, without answering (the API server dying with
+    the request applied, or not); ``reset`` closes connections with a TCP reset instead of a FIN.
     """
 
-    def __init__(self, answers: list[bytes], close_after: int = 0) -> None:
+    def __init__(
+        self, answers: list[bytes | None], close_after: int = 0, reset: bool = False, delay: float = 0.0
+    ) -> None:
         self.answers = answers
+        self.delay = delay  # seconds before each answer
         self.close_after = close_after
+        self.reset = reset
+        self.closed = threading.Event()  # a connection was closed by the server
         self.requests: list[tuple[str, dict[str, str], bytes]] = []
         self.connections = 0
         self._sock = socket.create_server(("127.0.0.1", 0))
@@ -39,22 +50,34 @@ class FakeServer:
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:
-        with conn, conn.makefile("rb") as reader:
-            served = 0
-            while True:
-                line = reader.readline()
-                if not line:
-                    return
-                headers: dict[str, str] = {}
-                while (h := reader.readline()) not in (b"\r\n", b""):
-                    key, _, value = h.decode("latin-1").partition(":")
-                    headers[key.lower()] = value.strip()
-                body = reader.read(int(headers.get("content-length", "0")))
-                self.requests.append((line.decode("latin-1").strip(), headers, body))
-                conn.sendall(self.answers.pop(0))
-                served += 1
-                if self.close_after and served >= self.close_after:
-                    return
+        if self.reset:
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        try:
+            with conn, conn.makefile("rb") as reader:
+                self._answer(conn, reader)
+        finally:
+            self.closed.set()
+
+    def _answer(self, conn: socket.socket, reader: BinaryIO) -> None:
+        served = 0
+        while True:
+            line = reader.readline()
+            if not line:
+                return
+            headers: dict[str, str] = {}
+            while (h := reader.readline()) not in (b"\r\n", b""):
+                key, _, value = h.decode("latin-1").partition(":")
+                headers[key.lower()] = value.strip()
+            body = reader.read(int(headers.get("content-length", "0")))
+            self.requests.append((line.decode("latin-1").strip(), headers, body))
+            reply = self.answers.pop(0)
+            if reply is None:
+                return
+            time.sleep(self.delay)
+            conn.sendall(reply)
+            served += 1
+            if self.close_after and served >= self.close_after:
+                return
 
     def close(self) -> None:
         self._sock.close()
@@ -212,3 +235,121 @@ def test_the_parser_lets_go_of_itself_once_the_answer_is_in() -> None:
     # No reference cycle left for the cyclic collector: parser -> callbacks -> parser.
     assert response.complete and response.parser is None
     assert (response.status, response.body, response.keep_alive) == (201, [b"{}"], True)
+
+
+def _settled(server: FakeServer) -> None:
+    """Until the server has closed a connection and its FIN or reset has reached the client."""
+    assert server.closed.wait(5)
+    time.sleep(0.05)
+
+
+@pytest.mark.parametrize("reset", [False, True], ids=["fin", "reset"])
+def test_a_post_goes_on_a_new_connection_when_the_kept_one_was_closed_while_idle(
+    make_client: list[KubeClient], reset: bool
+) -> None:
+    server = FakeServer([answer(201, b"1"), answer(201, b"2")], close_after=1, reset=reset)
+    kc = kube_client(server.port, make_client)
+    assert kc.request("POST", "/api/v1/namespaces/ns/pods/a/binding", body={}) == (201, b"1")
+    _settled(server)
+    # Seen closed before a byte was written: nothing can have been applied, the POST goes out once.
+    assert kc.request("POST", "/api/v1/namespaces/ns/pods/b/binding", body={}) == (201, b"2")
+    server.close()
+    assert server.connections == 2 and [r[0] for r in server.requests] == [
+        "POST /api/v1/namespaces/ns/pods/a/binding HTTP/1.1",
+        "POST /api/v1/namespaces/ns/pods/b/binding HTTP/1.1",
+    ]
+
+
+@pytest.mark.parametrize("reset", [False, True], ids=["fin", "reset"])
+def test_a_written_post_without_an_answer_is_not_resent(make_client: list[KubeClient], reset: bool) -> None:
+    # The server reads the Binding and dies before answering: it may have applied it, so berth
+    # reports the lost answer (as client-go does) rather than binding again into a 409.
+    server = FakeServer([answer(200, b"{}"), None, answer(201, b"never")], reset=reset)
+    kc = kube_client(server.port, make_client)
+    assert kc.request("GET", "/api/v1/pods") == (200, b"{}")
+    with pytest.raises(KubeError) as err:
+        kc.request("POST", "/api/v1/namespaces/ns/pods/p/binding", body={})
+    server.close()
+    assert err.value.status == 0 and err.value.reason == "TransportError"
+    assert err.value.message.startswith("POST /api/v1/namespaces/ns/pods/p/binding: [Errno 104]")
+    assert server.connections == 1 and len(server.requests) == 2
+
+
+@pytest.mark.parametrize("reset", [False, True], ids=["fin", "reset"])
+def test_a_written_get_without_an_answer_is_resent_on_a_new_connection(
+    make_client: list[KubeClient], reset: bool
+) -> None:
+    server = FakeServer([answer(200, b"1"), None, answer(200, b"2")], reset=reset)
+    kc = kube_client(server.port, make_client)
+    assert kc.request("GET", "/a") == (200, b"1")
+    assert kc.request("GET", "/b") == (200, b"2")
+    server.close()
+    assert server.connections == 2 and [r[0] for r in server.requests] == [
+        "GET /a HTTP/1.1",
+        "GET /b HTTP/1.1",
+        "GET /b HTTP/1.1",
+    ]
+
+
+def test_a_post_whose_connection_closed_unseen_is_resent_only_if_nothing_was_written(
+    make_client: list[KubeClient], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The race the idle check cannot close: the server's close arrives as the request is written.
+    # A reset already in: the first write fails, nothing went out, the POST goes on a new connection.
+    monkeypatch.setattr(rawhttp, "_closed_while_idle", lambda sock: False)
+    server = FakeServer([answer(201, b"1"), answer(201, b"2")], close_after=1, reset=True)
+    kc = kube_client(server.port, make_client)
+    assert kc.request("POST", "/a", body={}) == (201, b"1")
+    _settled(server)
+    assert kc.request("POST", "/b", body={}) == (201, b"2")
+    server.close()
+    assert server.connections == 2 and [r[0] for r in server.requests] == [
+        "POST /a HTTP/1.1",
+        "POST /b HTTP/1.1",
+    ]
+
+    # Only a FIN: the write succeeds into the closed connection, so the POST may have gone out and
+    # its error goes to the caller.
+    server = FakeServer([answer(201, b"1"), answer(201, b"2")], close_after=1)
+    kc = kube_client(server.port, make_client)
+    assert kc.request("POST", "/a", body={}) == (201, b"1")
+    _settled(server)
+    with pytest.raises(KubeError) as err:
+        kc.request("POST", "/b", body={})
+    server.close()
+    assert err.value.message.startswith("POST /b: [Errno 104]")
+    assert server.connections == 1
+
+
+def test_only_idempotent_requests_are_replayable() -> None:
+    assert replayable("GET", {}) and replayable("HEAD", {}) and replayable("OPTIONS", {})
+    assert not replayable("POST", {}) and not replayable("PATCH", {}) and not replayable("PUT", {})
+    assert not replayable("DELETE", {})
+    assert replayable("POST", {"Idempotency-Key": "k"})
+
+
+def test_as_many_connections_are_kept_as_requests_were_sent_at_once() -> None:
+    # berth run's 16 binding workers and its status writers share one client: a connection closed
+    # after its answer because too many were idle would cost a new TCP and TLS handshake next time.
+    senders = 24
+    server = FakeServer([answer(201, b"{}")] * (2 * senders), delay=0.3)
+    target = Target.of(k8s_client.Configuration(), f"http://127.0.0.1:{server.port}")
+    assert target is not None
+    http = BlockingHttp(target)
+
+    def send_at_once() -> None:
+        threads = [
+            threading.Thread(target=http.request, args=("POST", "/b", {}, b"{}", 5.0)) for _ in range(senders)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    send_at_once()
+    opened = server.connections
+    send_at_once()
+    http.close()
+    server.close()
+    assert len(server.requests) == 2 * senders
+    assert opened == senders and server.connections == senders  # the second round reused them all
