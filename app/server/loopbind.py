@@ -46,6 +46,11 @@ class _Connection:
         with contextlib.suppress(Exception):
             self.writer.close()
 
+    def closed_by_server(self) -> bool:
+        """Whether the server's FIN (or reset) for this idle connection has been seen: checked
+        before a request is written on it, when nothing can have been applied yet."""
+        return self.reader.at_eof() or self.reader.exception() is not None or self.writer.is_closing()
+
 
 class LoopBindingClient:
     """``bind(namespace, name, uid, node)`` as a coroutine, for :class:`KubeClient`'s API server."""
@@ -115,10 +120,13 @@ class LoopBindingClient:
                 async with asyncio.timeout(self.timeout):
                     while self._idle:
                         conn = self._idle.pop()
-                        try:
-                            return await self._exchange(conn, request)
-                        except StaleConnection:
+                        if conn.closed_by_server():
                             conn.close()  # the server closed it while idle: try the next one
+                            continue
+                        # Once written, a Binding is never sent again (net/http's isReplayable, as
+                        # in BlockingHttp): the server may have applied it before the connection
+                        # failed, and a second one would fail as already bound.
+                        return await self._exchange(conn, request)
                     return await self._exchange(await self._connect(), request)
             except StaleConnection as err:
                 raise KubeError(0, f"POST {path}: connection closed by the server", "TransportError") from err

@@ -190,9 +190,10 @@ def test_filter_then_prioritize_over_http_uses_the_answer_computed_ahead() -> No
 
 
 class FakeApiServer:
-    """An HTTP/1.1 server on loopback answering each request with the next of ``answers``."""
+    """An HTTP/1.1 server on loopback answering each request with the next of ``answers``; an
+    answer None closes the connection once the request is read (a server dying with it applied)."""
 
-    def __init__(self, answers: list[tuple[int, bytes]], close_after: int = 0) -> None:
+    def __init__(self, answers: list[tuple[int, bytes] | None], close_after: int = 0) -> None:
         self.answers = answers
         self.close_after = close_after  # close each connection after this many answers (0: never)
         self.requests: list[tuple[str, dict[str, str], bytes]] = []
@@ -216,7 +217,10 @@ class FakeApiServer:
             }
             body = await reader.readexactly(int(headers.get("content-length", "0")))
             self.requests.append((lines[0], headers, body))
-            status, payload = self.answers.pop(0)
+            reply = self.answers.pop(0)
+            if reply is None:
+                break
+            status, payload = reply
             writer.write(
                 f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n".encode()
                 + payload
@@ -292,6 +296,31 @@ def test_loop_client_retries_on_a_connection_the_server_closed_while_idle() -> N
         "/api/v1/namespaces/ns/pods/b/binding",
     ]
     assert fake.connections == 2
+
+
+def test_loop_client_never_sends_a_written_binding_again() -> None:
+    # The server reads the second Binding and closes without answering: it may have bound the pod,
+    # so the bind fails (kube-scheduler retries the pod) instead of binding again into a 409.
+    fake = FakeApiServer([(201, b"{}"), None, (201, b"{}")])
+
+    async def scenario() -> KubeError:
+        port = await fake.start()
+        client = LoopBindingClient.for_client(kube_client(port))
+        assert client is not None
+        await client.bind("ns", "a", "", "n1")
+        with pytest.raises(KubeError) as err:
+            await client.bind("ns", "b", "", "n1")
+        client.close()
+        return err.value
+
+    err = run(scenario)
+    assert (err.status, err.reason) == (0, "TransportError")
+    assert err.message == "POST /api/v1/namespaces/ns/pods/b/binding: connection closed by the server"
+    assert [r[0].split()[1] for r in fake.requests] == [
+        "/api/v1/namespaces/ns/pods/a/binding",
+        "/api/v1/namespaces/ns/pods/b/binding",
+    ]
+    assert fake.connections == 1
 
 
 def test_loop_client_transport_failure_is_a_status_0_kube_error() -> None:
