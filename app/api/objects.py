@@ -451,7 +451,7 @@ def _parse_container(raw: Raw, path: str, init: bool) -> Container:
 
 # --- parsed parts shared between the pods of one workload -------------------------------------
 #
-# The pods of a Deployment or a Job carry the same containers and tolerations. Their parsed forms
+# The pods of a Deployment or a Job carry the same containers, tolerations and affinity. Their parsed forms
 # are shared, keyed by exactly what their parse reads: parsing them again would give equal
 # objects, and nothing mutates a parsed pod's parts. Sharing saves the parse (quantities, interning)
 # of every pod after the first, one copy of each in the cache, and, because the containers are the
@@ -465,6 +465,7 @@ _shared_containers: dict[tuple[Any, ...], list[Container]] = {}
 #: once by the first :func:`slim_pod_document` that needs it). The list is held, so its id is not reused.
 _slim_containers: dict[int, tuple[list[Container], list[Any] | None]] = {}
 _shared_tolerations: dict[tuple[Any, ...], list[Toleration]] = {}
+_shared_affinities: dict[tuple[Any, ...], _Affinity] = {}
 _NO_RESOURCES: ResourceList = {}
 
 
@@ -551,6 +552,33 @@ def _parse_shared_tolerations(items: list[Any], path: str) -> list[Toleration]:
     parsed = _parse_tolerations(items, path)
     if shareable:
         _remember(_shared_tolerations, key, parsed)
+    return parsed
+
+
+_Affinity = tuple["NodeAffinity | None", "PodAffinity | None", "PodAffinity | None"]
+_NO_AFFINITY: _Affinity = (None, None, None)
+
+
+def _parse_shared_affinity(affinity: Raw, apath: str) -> _Affinity:
+    """``spec.affinity`` (``apath``): node affinity, pod affinity and anti-affinity, shared with
+    earlier pods that have the same one (keyed by its JSON: every field the parse reads)."""
+    if not affinity:
+        return _NO_AFFINITY
+    try:
+        key: tuple[Any, ...] | None = (orjson.dumps(affinity, option=orjson.OPT_PASSTHROUGH_SUBCLASS),)
+    except TypeError:
+        key = None
+    if key is not None:
+        found = _shared_affinities.get(key)
+        if found is not None:
+            return found
+    parsed = (
+        parse_node_affinity(get_map(affinity, "nodeAffinity", apath), f"{apath}.nodeAffinity"),
+        _parse_pod_affinity(get_map(affinity, "podAffinity", apath), f"{apath}.podAffinity"),
+        _parse_pod_affinity(get_map(affinity, "podAntiAffinity", apath), f"{apath}.podAntiAffinity"),
+    )
+    if key is not None:
+        _remember(_shared_affinities, key, parsed)
     return parsed
 
 
@@ -692,8 +720,9 @@ def parse_pod(raw: Raw, path: str = "") -> Pod:
     namespace = intern(get_str(meta, "namespace", mpath, "default") or "default")
     containers_raw = get_list(spec, "containers", spath)
     init_raw = get_list(spec, "initContainers", spath)
-    affinity = get_map(spec, "affinity", spath)
-    apath = f"{spath}.affinity"
+    node_affinity, pod_affinity, pod_anti_affinity = _parse_shared_affinity(
+        get_map(spec, "affinity", spath), f"{spath}.affinity"
+    )
     gates = get_list(spec, "schedulingGates", spath)
     spread = get_list(spec, "topologySpreadConstraints", spath)
     return Pod(
@@ -718,11 +747,9 @@ def parse_pod(raw: Raw, path: str = "") -> Pod:
             for i in range(len(gates))
         ],
         node_selector=get_str_map(spec, "nodeSelector", spath),
-        node_affinity=parse_node_affinity(get_map(affinity, "nodeAffinity", apath), f"{apath}.nodeAffinity"),
-        pod_affinity=_parse_pod_affinity(get_map(affinity, "podAffinity", apath), f"{apath}.podAffinity"),
-        pod_anti_affinity=_parse_pod_affinity(
-            get_map(affinity, "podAntiAffinity", apath), f"{apath}.podAntiAffinity"
-        ),
+        node_affinity=node_affinity,
+        pod_affinity=pod_affinity,
+        pod_anti_affinity=pod_anti_affinity,
         tolerations=_parse_shared_tolerations(get_list(spec, "tolerations", spath), f"{spath}.tolerations"),
         containers=_parse_containers(containers_raw, f"{spath}.containers", False),
         init_containers=_parse_containers(init_raw, f"{spath}.initContainers", True),

@@ -1,4 +1,4 @@
-"""Pods of one workload share their parsed containers and tolerations (``app/api/objects.py``): a
+"""Pods of one workload share their parsed containers, tolerations and affinity (``app/api/objects.py``): a
 shared part is exactly what parsing the pod alone gives, a pod that differs in anything the parse
 reads gets its own, and malformed pods fail with the same errors after a well-formed one."""
 
@@ -21,7 +21,7 @@ from builders import make_node
 
 def template_pod(name: str) -> dict[str, Any]:
     """A Deployment's pod: two containers (ports without host ports), an init container, two
-    tolerations."""
+    tolerations, node affinity, pod affinity and anti-affinity."""
     return {
         "kind": "Pod",
         "apiVersion": "v1",
@@ -42,17 +42,44 @@ def template_pod(name: str) -> dict[str, Any]:
                 {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
                 {"key": "dedicated", "value": "web", "effect": "NoSchedule"},
             ],
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]}
+                        ]
+                    }
+                },
+                "podAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "zone"}
+                    ]
+                },
+                "podAntiAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "weight": 10,
+                            "podAffinityTerm": {
+                                "labelSelector": {"matchLabels": {"app": "web"}},
+                                "topologyKey": "kubernetes.io/hostname",
+                            },
+                        }
+                    ]
+                },
+            },
         },
     }
 
 
 def parsed_alone(raw: dict[str, Any]) -> Pod:
-    """``raw`` parsed the long way: containers and tolerations given as read-only mappings, which
-    are never keyed for sharing."""
+    """``raw`` parsed the long way: containers, tolerations and affinity given as read-only
+    mappings, which are never keyed for sharing."""
     doc = copy.deepcopy(raw)
     spec = doc["spec"]
     for key in ("containers", "initContainers", "tolerations"):
         spec[key] = [MappingProxyType(item) for item in spec.get(key, [])]
+    if "affinity" in spec:
+        spec["affinity"] = MappingProxyType(spec["affinity"])
     return parse_pod(doc, "Pod")
 
 
@@ -65,8 +92,11 @@ def test_copies_of_a_template_share_parts_equal_to_a_pod_parsed_alone() -> None:
     assert a.containers is b.containers
     assert a.init_containers is b.init_containers
     assert a.tolerations is b.tolerations
+    assert a.node_affinity is b.node_affinity and a.node_affinity is not None
+    assert a.pod_affinity is b.pod_affinity and a.pod_affinity is not None
+    assert a.pod_anti_affinity is b.pod_anti_affinity and a.pod_anti_affinity is not None
     alone = parsed_alone(template_pod("web-2"))
-    assert alone.containers is not b.containers
+    assert alone.containers is not b.containers and alone.pod_affinity is not b.pod_affinity
     assert parsed_fields(b) == parsed_fields(alone)
     # The requests default to the limits where unset, as for any pod.
     assert b.containers[1].requests == {"memory": 64 * 2**20}
@@ -91,12 +121,28 @@ def _changed(edit: str) -> dict[str, Any]:
         app["restartPolicyRules"] = [{"action": "Restart", "exitCodes": {"operator": "In", "values": [42]}}]
     elif edit == "toleration":
         spec["tolerations"][1]["value"] = "db"
+    elif edit == "pod affinity":
+        spec["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0][
+            "topologyKey"
+        ] = "rack"
+    elif edit == "node affinity":
+        del spec["affinity"]["nodeAffinity"]
     return raw
 
 
 @pytest.mark.parametrize(
     "edit",
-    ["image", "requests", "limits", "host port", "init restart policy", "restart rules", "toleration"],
+    [
+        "image",
+        "requests",
+        "limits",
+        "host port",
+        "init restart policy",
+        "restart rules",
+        "toleration",
+        "pod affinity",
+        "node affinity",
+    ],
 )
 def test_a_pod_differing_in_a_parsed_field_is_parsed_for_itself(edit: str) -> None:
     template = parse_pod(template_pod("web-1"), "Pod")
@@ -105,6 +151,8 @@ def test_a_pod_differing_in_a_parsed_field_is_parsed_for_itself(edit: str) -> No
     assert parsed_fields(changed) != parsed_fields(parsed_alone(template_pod("web-x")))
     if edit == "toleration":
         assert changed.tolerations is not template.tolerations
+    elif edit.endswith("affinity"):
+        assert changed.pod_affinity is not template.pod_affinity
     else:
         assert changed.containers is not template.containers or (
             changed.init_containers is not template.init_containers
@@ -124,6 +172,15 @@ def test_a_malformed_pod_fails_as_before_after_a_well_formed_copy() -> None:
     bad = template_pod("web-4")
     bad["spec"]["containers"][0]["ports"][0]["hostPort"] = "80"
     with pytest.raises(FieldError, match=r"Pod\.spec\.containers\[0\]\.ports\[0\]\.hostPort"):
+        parse_pod(bad, "Pod")
+    bad = template_pod("web-5")
+    bad["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0][
+        "topologyKey"
+    ] = 7
+    with pytest.raises(
+        FieldError,
+        match=r"Pod\.spec\.affinity\.podAffinity\.requiredDuringSchedulingIgnoredDuringExecution\[0\]",
+    ):
         parse_pod(bad, "Pod")
 
 
