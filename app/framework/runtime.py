@@ -157,8 +157,9 @@ class _NameTable:
     """Node names by a 2-byte index, for scores kept compact."""
 
     LIMIT = 65536
-    """Names one table holds at most (what a 2-byte index can name); past it a new table starts and the kept scores that name the
-    old one keep it alive until they are dropped, so node churn never grows a table for ever."""
+    """Names one table holds at most (what a 2-byte index can name); past it a new table starts,
+    and the kept scores that name the old one keep it alive until they are dropped, so node churn
+    never grows a table for ever."""
 
     __slots__ = ("index", "names")
 

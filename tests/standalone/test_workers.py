@@ -68,24 +68,31 @@ def test_a_failing_task_is_reported_and_the_thread_goes_on() -> None:
     pool.shutdown()
 
 
-def test_shutdown_drops_queued_tasks_lets_running_ones_finish_and_refuses_new_ones() -> None:
+def busy_single_worker(ran: list[str]) -> tuple[WorkerPool, threading.Event]:
+    """A one-worker pool whose worker is busy until the returned event is set (its task then adds
+    "running" to ``ran``)."""
     started = threading.Event()
     release = threading.Event()
-    ran: list[str] = []
 
     def slow() -> None:
         started.set()
         release.wait(5)
-        ran.append("slow")
+        ran.append("running")
 
     pool = WorkerPool(1, "binding")
     pool.submit(slow)
-    pool.submit(lambda: ran.append("queued"))
     assert started.wait(5)
+    return pool, release
+
+
+def test_shutdown_drops_queued_tasks_lets_running_ones_finish_and_refuses_new_ones() -> None:
+    ran: list[str] = []
+    pool, release = busy_single_worker(ran)
+    pool.submit(lambda: ran.append("queued"))
     pool.shutdown()
     release.set()
     assert pool.wait(5)
-    assert ran == ["slow"]
+    assert ran == ["running"]
     with pytest.raises(RuntimeError):
         pool.submit(lambda: None)
 
@@ -98,18 +105,8 @@ def test_a_pool_needs_a_thread() -> None:
 def test_a_task_submitted_first_runs_before_the_queued_ones_at_the_next_free_worker() -> None:
     """A binding cycle that others wait for (a claim allocation in flight) does not wait behind the
     backlog: the busy worker takes it as soon as its own task ends; the rest keep their order."""
-    started = threading.Event()
-    release = threading.Event()
     ran: list[str] = []
-
-    def slow() -> None:
-        started.set()
-        release.wait(5)
-        ran.append("running")
-
-    pool = WorkerPool(1, "binding")
-    pool.submit(slow)
-    assert started.wait(5)
+    pool, release = busy_single_worker(ran)
     for name in ("queued 1", "queued 2"):
         pool.submit(lambda name=name: ran.append(name))
     pool.submit(lambda: ran.append("first 1"), first=True)
@@ -129,20 +126,11 @@ def test_an_idle_pool_runs_a_first_task_at_once_and_shutdown_drops_queued_first_
     assert done.wait(5)
     assert pool.wait(5)
 
-    started = threading.Event()
-    release = threading.Event()
     ran: list[str] = []
-
-    def slow() -> None:
-        started.set()
-        release.wait(5)
-
-    single = WorkerPool(1, "binding")
-    single.submit(slow)
-    assert started.wait(5)
+    single, release = busy_single_worker(ran)
     single.submit(lambda: ran.append("first"), first=True)
     single.shutdown()
     release.set()
     assert single.wait(5)
-    assert ran == []
+    assert ran == ["running"]
     pool.shutdown()

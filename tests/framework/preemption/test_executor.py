@@ -367,11 +367,11 @@ def terminating(victim: Pod, grace_period: int, finalizers: Sequence[str] = ()) 
     )
 
 
-def test_a_terminating_last_victim_ends_the_wait_before_its_call_returns(runner: AsyncRunner) -> None:
-    """lastVictimsPendingPreemption: once the last victim is terminating in the cache (a graceful
-    termination, which a kubelet ends), PreEnqueue lets the preemptor in although the deletion call
-    has not returned yet."""
-    last = VICTIMS[0]
+def _preempting_with_the_last_victim_in_flight(
+    runner: AsyncRunner, last: Pod
+) -> tuple[FakeActions, FakeHandle, Executor]:
+    """A preemption of ``last`` alone (cached) whose deletion call is held in flight, the preemptor
+    still held back by PreEnqueue: what is left to end the wait is the cache's view of ``last``."""
     actions = FakeActions(hold={last.name})
     handle = FakeHandle(actions, runner)
     handle.pods[last.uid] = last
@@ -379,6 +379,15 @@ def test_a_terminating_last_victim_ends_the_wait_before_its_call_returns(runner:
     executor.actuate_pod_preemption(NODE, [last], PREEMPTOR, "DefaultPreemption")
     actions.wait_in_flight({last.name})
     assert executor.is_pod_running_preemption(PREEMPTOR.uid)
+    return actions, handle, executor
+
+
+def test_a_terminating_last_victim_ends_the_wait_before_its_call_returns(runner: AsyncRunner) -> None:
+    """lastVictimsPendingPreemption: once the last victim is terminating in the cache (a graceful
+    termination, which a kubelet ends), PreEnqueue lets the preemptor in although the deletion call
+    has not returned yet."""
+    last = VICTIMS[0]
+    actions, handle, executor = _preempting_with_the_last_victim_in_flight(runner, last)
     handle.pods[last.uid] = terminating(last, grace_period=30)
     assert not executor.is_pod_running_preemption(PREEMPTOR.uid)
     actions.release.set()
@@ -580,13 +589,7 @@ def test_a_preemptor_already_let_in_is_not_activated(runner: AsyncRunner) -> Non
     """The usual order: the victim's Delete event lets the preemptor in before the preemption ends;
     nothing is left to wake."""
     last = VICTIMS[0]
-    actions = FakeActions(hold={last.name})
-    handle = FakeHandle(actions, runner)
-    handle.pods[last.uid] = last
-    executor = Executor(handle)
-    executor.actuate_pod_preemption(NODE, [last], PREEMPTOR, "DefaultPreemption")
-    actions.wait_in_flight({last.name})
-    assert executor.is_pod_running_preemption(PREEMPTOR.uid)
+    actions, handle, executor = _preempting_with_the_last_victim_in_flight(runner, last)
     del handle.pods[last.uid]
     assert not executor.is_pod_running_preemption(PREEMPTOR.uid)
     actions.release.set()
