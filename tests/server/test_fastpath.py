@@ -244,6 +244,13 @@ def run(coro_fn: Callable[[], Any]) -> Any:
     return asyncio.run(coro_fn())
 
 
+async def loop_client_of(fake: FakeApiServer) -> LoopBindingClient:
+    """``fake`` started, and a loop client for berth's kube client pointed at it."""
+    client = LoopBindingClient.for_client(kube_client(await fake.start()))
+    assert client is not None
+    return client
+
+
 def test_loop_client_only_stands_in_for_berths_kube_client() -> None:
     assert LoopBindingClient.for_client(object()) is None
     assert isinstance(LoopBindingClient.for_client(kube_client(1)), LoopBindingClient)
@@ -254,9 +261,7 @@ def test_loop_client_binds_and_keeps_the_connection() -> None:
     fake = FakeApiServer([(201, b"{}"), (201, b"{}"), (409, status_409)])
 
     async def scenario() -> KubeError:
-        port = await fake.start()
-        client = LoopBindingClient.for_client(kube_client(port))
-        assert client is not None
+        client = await loop_client_of(fake)
         await client.bind("ns", "p-1", "uid-1", "n1")
         await client.bind("ns", "p 2", "", "n2")
         with pytest.raises(KubeError) as err:
@@ -283,9 +288,7 @@ def test_loop_client_retries_on_a_connection_the_server_closed_while_idle() -> N
     fake = FakeApiServer([(201, b"{}"), (201, b"{}")], close_after=1)
 
     async def scenario() -> None:
-        port = await fake.start()
-        client = LoopBindingClient.for_client(kube_client(port))
-        assert client is not None
+        client = await loop_client_of(fake)
         await client.bind("ns", "a", "", "n1")
         await asyncio.sleep(0.05)  # the server has closed the kept connection by now
         await client.bind("ns", "b", "", "n1")
@@ -304,9 +307,7 @@ def test_loop_client_never_sends_a_written_binding_again() -> None:
     fake = FakeApiServer([(201, b"{}"), None, (201, b"{}")])
 
     async def scenario() -> KubeError:
-        port = await fake.start()
-        client = LoopBindingClient.for_client(kube_client(port))
-        assert client is not None
+        client = await loop_client_of(fake)
         await client.bind("ns", "a", "", "n1")
         with pytest.raises(KubeError) as err:
             await client.bind("ns", "b", "", "n1")
