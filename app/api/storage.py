@@ -3,8 +3,13 @@ CSINode, CSIDriver, CSIStorageCapacity and VolumeAttachment.
 
 What the four storage plugins (VolumeBinding, VolumeZone, VolumeRestrictions, NodeVolumeLimits) read,
 parsed once from the API server's (or a state file's) camelCase dicts; unknown fields are ignored and a
-malformed field raises :class:`~app.api.errors.FieldError` with its path. The raw dict is kept so that
-the volume binder can write an object back with only the fields it changes.
+malformed field raises :class:`~app.api.errors.FieldError` with its path.
+
+A PersistentVolume and a claim keep their document as compact JSON bytes, without
+``metadata.managedFields`` (:attr:`PersistentVolume.raw` decodes it), so that the volume binder can write
+one back with only the fields it changes; the other kinds keep nothing of their documents. Nobody reads
+the decoded dicts between writes, and a dict tree costs several times its JSON text: with one PV and one
+claim per pod this is most of what the storage kinds hold (docs/memory.md).
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, TypedDict
+
+import orjson
 
 from app.api.errors import FieldError
 from app.api.objects import (
@@ -103,6 +110,17 @@ def _quantity(obj: Raw, key: str, path: str) -> Fraction | None:
 def _storage(obj: Raw, key: str, path: str) -> Fraction | None:
     """``obj[key]["storage"]`` of a ResourceList, or None when not given."""
     return _quantity(get_map(obj, key, path), "storage", _join(path, key))
+
+
+def compact_document(raw: Raw) -> bytes:
+    """``raw`` as compact JSON without ``metadata.managedFields``: what the binder writes back is the
+    rest; an update without managedFields keeps the stored ones (the API server takes the live
+    object's when a request has none), so the written object is the same as with them."""
+    doc = dict(raw)
+    meta = doc.get("metadata")
+    if isinstance(meta, Mapping) and "managedFields" in meta:
+        doc["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
+    return orjson.dumps(doc)
 
 
 @dataclass(slots=True, frozen=True)
@@ -223,7 +241,13 @@ class PersistentVolume:
     phase: str
     csi: CSISource | None
     disk: DiskSource | None  # an in-tree disk source (CSI migration)
-    raw: Raw = field(repr=False)
+    document: bytes = field(repr=False)  # compact_document(): what raw decodes
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The PersistentVolume's document (without managedFields), decoded anew on each call."""
+        document: dict[str, Any] = orjson.loads(self.document)
+        return document
 
     def is_bound_to(self, claim: PersistentVolumeClaim) -> bool:
         """``IsVolumeBoundToClaim``: claimRef names the claim (and its UID, when claimRef has one)."""
@@ -274,7 +298,7 @@ def parse_persistent_volume(raw: Raw, path: str = "") -> PersistentVolume:
         phase=_status_phase(raw, path),
         csi=csi,
         disk=disk,
-        raw=raw,
+        document=compact_document(raw),
     )
 
 
@@ -301,7 +325,13 @@ class PersistentVolumeClaim:
     request: Fraction | None  # spec.resources.requests.storage
     volume_name: str
     phase: str
-    raw: Raw = field(repr=False)
+    document: bytes = field(repr=False)  # compact_document(): what raw decodes
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The claim's document (without managedFields), decoded anew on each call."""
+        document: dict[str, Any] = orjson.loads(self.document)
+        return document
 
     @property
     def key(self) -> str:
@@ -329,7 +359,7 @@ def parse_persistent_volume_claim(raw: Raw, path: str = "") -> PersistentVolumeC
         request=_storage(get_map(spec, "resources", spath), "requests", f"{spath}.resources"),
         volume_name=get_str(spec, "volumeName", spath),
         phase=_status_phase(raw, path),
-        raw=raw,
+        document=compact_document(raw),
     )
 
 
@@ -364,7 +394,6 @@ class StorageClass:
     provisioner: str
     volume_binding_mode: str
     allowed_topologies: tuple[TopologySelectorTerm, ...]
-    raw: Raw = field(repr=False)
 
 
 def parse_storage_class(raw: Raw, path: str = "") -> StorageClass:
@@ -395,7 +424,6 @@ def parse_storage_class(raw: Raw, path: str = "") -> StorageClass:
         provisioner=get_str(raw, "provisioner", path),
         volume_binding_mode=mode,
         allowed_topologies=tuple(terms),
-        raw=raw,
     )
 
 
@@ -419,7 +447,6 @@ class CSINode:
     name: str
     annotations: dict[str, str]
     drivers: list[CSINodeDriver]
-    raw: Raw = field(repr=False)
     limits: dict[str, int] = field(default_factory=dict)  # volume_limits(), computed once
 
     def __post_init__(self) -> None:
@@ -452,7 +479,7 @@ def parse_csi_node(raw: Raw, path: str = "") -> CSINode:
                 topology_keys=tuple(str(k) for k in get_list(d, "topologyKeys", dpath)),
             )
         )
-    return CSINode(meta.name, meta.annotations, drivers, raw)
+    return CSINode(meta.name, meta.annotations, drivers)
 
 
 @dataclass(slots=True, eq=False)
@@ -462,7 +489,6 @@ class CSIDriver:
     name: str
     storage_capacity: bool
     attach_required: bool
-    raw: Raw = field(repr=False)
 
 
 def parse_csi_driver(raw: Raw, path: str = "") -> CSIDriver:
@@ -474,7 +500,6 @@ def parse_csi_driver(raw: Raw, path: str = "") -> CSIDriver:
         meta.name,
         get_bool(spec, "storageCapacity", spath),
         get_bool(spec, "attachRequired", spath, True),
-        raw,
     )
 
 
@@ -488,7 +513,6 @@ class CSIStorageCapacity:
     node_topology: LabelSelector | None
     capacity: Fraction | None
     maximum_volume_size: Fraction | None
-    raw: Raw = field(repr=False)
 
     def volume_limit(self) -> Fraction | None:
         """``volumeLimit``: the maximum volume size when given, else the capacity."""
@@ -508,7 +532,6 @@ def parse_csi_storage_capacity(raw: Raw, path: str = "") -> CSIStorageCapacity:
         else parse_label_selector(get_map(raw, "nodeTopology", path), _join(path, "nodeTopology")),
         capacity=_quantity(raw, "capacity", path),
         maximum_volume_size=_quantity(raw, "maximumVolumeSize", path),
-        raw=raw,
     )
 
 
@@ -520,7 +543,6 @@ class VolumeAttachment:
     attacher: str
     node_name: str
     persistent_volume_name: str | None
-    raw: Raw = field(repr=False)
 
 
 def parse_volume_attachment(raw: Raw, path: str = "") -> VolumeAttachment:
@@ -537,7 +559,6 @@ def parse_volume_attachment(raw: Raw, path: str = "") -> VolumeAttachment:
         persistent_volume_name=None
         if pv_name is None
         else get_str(source, "persistentVolumeName", f"{spath}.source"),
-        raw=raw,
     )
 
 

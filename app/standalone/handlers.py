@@ -53,7 +53,6 @@ from app.kube.informer import (
     STORAGE_RESOURCES,
     InformerSet,
     ResourceType,
-    object_key,
 )
 from app.scheduler.scheduler import ClusterObjects, Engine
 
@@ -256,7 +255,12 @@ _STORAGE_EVENT_RESOURCES = {
 
 class StorageHandler:
     """A storage kind into the engine's objects, and its events into the queue (with parsed objects,
-    which the volume plugins' QueueingHints read)."""
+    which the volume plugins' QueueingHints read).
+
+    The engine's objects keep the parsed object itself, not its dict: the storage lister
+    (``app.plugins.helper.storage``) takes it as it is, so each object is parsed once, by the
+    informer, and no decoded document stays behind it (a PersistentVolume or claim keeps its own as
+    compact JSON for the binder's writes)."""
 
     def __init__(self, objects: ClusterObjects, queue: PriorityQueue, kind: str) -> None:
         self.objects = objects
@@ -269,7 +273,7 @@ class StorageHandler:
         QueueingHints a StorageClass/Add moves pods only for a WaitForFirstConsumer class, as
         kube-scheduler's handler: only a late-binding class can make a pod with unbound immediate
         claims pass VolumeBinding."""
-        self.objects.upsert(self.kind, object_key(obj.raw), obj.raw)
+        self.objects.upsert(self.kind, _storage_key(obj), obj)
         if (
             isinstance(obj, StorageClass)
             and not self.queue.queueing_hints_enabled
@@ -280,17 +284,23 @@ class StorageHandler:
 
     def on_update(self, old: Any, new: Any) -> None:
         """Replace it; an Update event."""
-        self.objects.upsert(self.kind, object_key(new.raw), new.raw)
+        self.objects.upsert(self.kind, _storage_key(new), new)
         self.queue.move_all_to_active_or_backoff_queue(
             ClusterEvent(self.resource, ActionType.UPDATE), old, new
         )
 
     def on_delete(self, obj: Any) -> None:
         """Forget it; a Delete event."""
-        self.objects.delete(self.kind, object_key(obj.raw))
+        self.objects.delete(self.kind, _storage_key(obj))
         self.queue.move_all_to_active_or_backoff_queue(
             ClusterEvent(self.resource, ActionType.DELETE), obj, None
         )
+
+
+def _storage_key(obj: Any) -> str:
+    """The object store's key of a parsed storage object (``object_key`` of its document)."""
+    namespace = getattr(obj, "namespace", "")
+    return f"{namespace}/{obj.name}" if namespace else str(obj.name)
 
 
 def _storage_decoder(rtype: ResourceType) -> Callable[[dict[str, Any]], Any]:
@@ -325,7 +335,13 @@ def scheduler_informers(
     )
     for rtype in OBJECT_RESOURCES:
         if rtype in STORAGE_RESOURCES:
-            informers.add(rtype, StorageHandler(objects, queue, rtype.kind), _storage_decoder(rtype))
+            # The parsers keep no managedFields (kube-scheduler's storage informers do keep them).
+            informers.add(
+                rtype,
+                StorageHandler(objects, queue, rtype.kind),
+                _storage_decoder(rtype),
+                without_managed_fields=True,
+            )
         else:
             informers.add(rtype, ObjectHandler(objects, rtype.kind))
     # --- DynamicResources (issue 19): resource.k8s.io/v1 objects, and their events for the queue.

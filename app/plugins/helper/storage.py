@@ -4,6 +4,8 @@ The engine keeps every kind other than pods and nodes as raw dicts (``Handle.obj
 replace on each event. :class:`StorageLister` parses each raw object once (an object is re-parsed only
 when its dict is replaced) and indexes them by name, so that the storage plugins look a claim or a class
 up in O(1). A malformed object (an informer cannot refuse one) is logged once and left out, as if absent.
+``berth run``'s storage informers parse each object as they decode it and store the parsed object
+itself (no dict kept beside it): the lister takes those as they are.
 """
 
 from __future__ import annotations
@@ -66,8 +68,11 @@ class _Index(Generic[T]):
 class _Kind(Generic[T]):
     """One kind's parser and its latest index."""
 
-    def __init__(self, kind: str, parse: Callable[[Mapping[str, Any], str], T], namespaced: bool) -> None:
+    def __init__(
+        self, kind: str, cls: type[T], parse: Callable[[Mapping[str, Any], str], T], namespaced: bool
+    ) -> None:
         self.kind = kind
+        self.cls = cls
         self.parse = parse
         self.namespaced = namespaced
         self.index: _Index[T] = _Index({}, {})
@@ -84,6 +89,8 @@ class _Kind(Generic[T]):
             hit = old.raw_ids.get(id(raw))
             if hit is not None and hit[0] is raw:
                 parsed = hit[1]
+            elif isinstance(raw, self.cls):
+                parsed = raw  # parsed by the informer already
             else:
                 try:
                     parsed = self.parse(raw, self.kind)
@@ -118,6 +125,8 @@ class _Kind(Generic[T]):
         return self.index
 
     def _parse(self, raw: Mapping[str, Any]) -> T | None:
+        if isinstance(raw, self.cls):
+            return raw  # parsed by the informer already
         try:
             return self.parse(raw, self.kind)
         except FieldError as err:
@@ -141,13 +150,15 @@ class StorageLister:
     def __init__(self, objects: ObjectLister) -> None:
         self.objects = objects
         self._lock = threading.Lock()
-        self._pvs = _Kind(PV_KIND, parse_persistent_volume, False)
-        self._pvcs = _Kind(PVC_KIND, parse_persistent_volume_claim, True)
-        self._classes = _Kind(STORAGE_CLASS_KIND, parse_storage_class, False)
-        self._csi_nodes = _Kind(CSI_NODE_KIND, parse_csi_node, False)
-        self._csi_drivers = _Kind(CSI_DRIVER_KIND, parse_csi_driver, False)
-        self._capacities = _Kind(CSI_STORAGE_CAPACITY_KIND, parse_csi_storage_capacity, True)
-        self._attachments = _Kind(VOLUME_ATTACHMENT_KIND, parse_volume_attachment, False)
+        self._pvs = _Kind(PV_KIND, PersistentVolume, parse_persistent_volume, False)
+        self._pvcs = _Kind(PVC_KIND, PersistentVolumeClaim, parse_persistent_volume_claim, True)
+        self._classes = _Kind(STORAGE_CLASS_KIND, StorageClass, parse_storage_class, False)
+        self._csi_nodes = _Kind(CSI_NODE_KIND, CSINode, parse_csi_node, False)
+        self._csi_drivers = _Kind(CSI_DRIVER_KIND, CSIDriver, parse_csi_driver, False)
+        self._capacities = _Kind(
+            CSI_STORAGE_CAPACITY_KIND, CSIStorageCapacity, parse_csi_storage_capacity, True
+        )
+        self._attachments = _Kind(VOLUME_ATTACHMENT_KIND, VolumeAttachment, parse_volume_attachment, False)
 
     def _index(self, kind: _Kind[T]) -> _Index[T]:
         # The engine's ClusterObjects numbers its changes per kind and remembers the keys changed: while
