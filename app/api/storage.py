@@ -120,7 +120,8 @@ def compact_document(raw: Raw) -> bytes:
     meta = doc.get("metadata")
     if isinstance(meta, Mapping) and "managedFields" in meta:
         doc["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
-    return orjson.dumps(doc)
+    # Copied: orjson's bytes keep the writer's whole buffer (4 KiB at least) for their lifetime.
+    return bytes(memoryview(orjson.dumps(doc)))
 
 
 @dataclass(slots=True, frozen=True)
