@@ -18,6 +18,7 @@ import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from sys import intern
 from typing import Any, TypedDict
 
 import orjson
@@ -124,6 +125,24 @@ def compact_document(raw: Raw) -> bytes:
     return bytes(memoryview(orjson.dumps(doc)))
 
 
+#: What thousands of volumes share: one empty map for the ones without labels or annotations, one
+#: tuple per distinct list of access modes (parsed objects are never mutated).
+_NO_STRINGS: dict[str, str] = {}
+_NO_OWNERS: tuple[OwnerReference, ...] = ()
+_shared_modes: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _shared_str_map(value: dict[str, str]) -> dict[str, str]:
+    return value or _NO_STRINGS
+
+
+def _access_modes(spec: Raw, spath: str) -> tuple[str, ...]:
+    modes = tuple(intern(str(m)) for m in get_list(spec, "accessModes", spath))
+    if len(_shared_modes) < 64:  # a bound: the API knows four access modes
+        return _shared_modes.setdefault(modes, modes)
+    return _shared_modes.get(modes, modes)
+
+
 @dataclass(slots=True, frozen=True)
 class _Meta:
     name: str
@@ -133,7 +152,7 @@ class _Meta:
     labels: dict[str, str]
     annotations: dict[str, str]
     deletion_timestamp: str | None
-    owner_references: list[OwnerReference]
+    owner_references: tuple[OwnerReference, ...]
 
 
 def _meta(raw: Raw, path: str, kind: str, namespaced: bool) -> _Meta:
@@ -146,13 +165,13 @@ def _meta(raw: Raw, path: str, kind: str, namespaced: bool) -> _Meta:
         raise FieldError(f"{mpath}.name", "Required value: name is required")
     return _Meta(
         name=name,
-        namespace=(get_str(meta, "namespace", mpath, "default") or "default") if namespaced else "",
+        namespace=intern(get_str(meta, "namespace", mpath, "default") or "default") if namespaced else "",
         uid=get_str(meta, "uid", mpath),
         resource_version=get_str(meta, "resourceVersion", mpath),
-        labels=get_str_map(meta, "labels", mpath),
-        annotations=get_str_map(meta, "annotations", mpath),
+        labels=_shared_str_map(get_str_map(meta, "labels", mpath)),
+        annotations=_shared_str_map(get_str_map(meta, "annotations", mpath)),
         deletion_timestamp=meta.get("deletionTimestamp") and get_str(meta, "deletionTimestamp", mpath),
-        owner_references=parse_owner_references(meta, mpath),
+        owner_references=tuple(parse_owner_references(meta, mpath)) or _NO_OWNERS,
     )
 
 
@@ -189,17 +208,18 @@ def _volume_fields(meta: _Meta, spec: Raw, spath: str) -> _VolumeFields:
         labels=meta.labels,
         annotations=meta.annotations,
         deletion_timestamp=meta.deletion_timestamp,
-        storage_class_name=meta.annotations.get(ANN_BETA_STORAGE_CLASS)
-        or get_str(spec, "storageClassName", spath),
-        access_modes=tuple(str(m) for m in get_list(spec, "accessModes", spath)),
-        volume_mode=get_str(spec, "volumeMode", spath, FILESYSTEM) or FILESYSTEM,
-        volume_attributes_class_name=get_str(spec, "volumeAttributesClassName", spath),
+        storage_class_name=intern(
+            meta.annotations.get(ANN_BETA_STORAGE_CLASS) or get_str(spec, "storageClassName", spath)
+        ),
+        access_modes=_access_modes(spec, spath),
+        volume_mode=intern(get_str(spec, "volumeMode", spath, FILESYSTEM) or FILESYSTEM),
+        volume_attributes_class_name=intern(get_str(spec, "volumeAttributesClassName", spath)),
     )
 
 
 def _status_phase(raw: Raw, path: str) -> str:
     """``status.phase`` ("" when unset)."""
-    return get_str(get_map(raw, "status", path), "phase", _join(path, "status"))
+    return intern(get_str(get_map(raw, "status", path), "phase", _join(path, "status")))
 
 
 # --- PersistentVolume ----------------------------------------------------------------------------------
@@ -279,13 +299,13 @@ def parse_persistent_volume(raw: Raw, path: str = "") -> PersistentVolume:
         rpath = f"{spath}.claimRef"
         ref = get_map(spec, "claimRef", spath)
         claim_ref = ClaimRef(
-            get_str(ref, "namespace", rpath), get_str(ref, "name", rpath), get_str(ref, "uid", rpath)
+            intern(get_str(ref, "namespace", rpath)), get_str(ref, "name", rpath), get_str(ref, "uid", rpath)
         )
     csi = None
     if spec.get("csi") is not None:
         cpath = f"{spath}.csi"
         c = get_map(spec, "csi", spath)
-        csi = CSISource(get_str(c, "driver", cpath), get_str(c, "volumeHandle", cpath))
+        csi = CSISource(intern(get_str(c, "driver", cpath)), get_str(c, "volumeHandle", cpath))
     disk = None
     for kind in IN_TREE_DISK_SOURCES:
         if spec.get(kind) is not None:
@@ -317,7 +337,7 @@ class PersistentVolumeClaim:
     labels: dict[str, str]
     annotations: dict[str, str]
     deletion_timestamp: str | None
-    owner_references: list[OwnerReference]
+    owner_references: tuple[OwnerReference, ...]
     storage_class_name: str  # volume.GetPersistentVolumeClaimClass: the beta annotation wins
     access_modes: tuple[str, ...]
     volume_mode: str
