@@ -5,6 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+import orjson
 import pytest
 
 from app.api.errors import FieldError
@@ -239,3 +240,60 @@ def test_state_file_reports_malformed_storage_field() -> None:
     assert str(err.value).startswith(
         "state.yaml: document 1 (PersistentVolumeClaim data): spec.resources.requests.storage: "
     )
+
+
+MANAGED_FIELDS = [{"manager": "kube-controller-manager", "operation": "Update", "fieldsV1": {"f:status": {}}}]
+
+
+def test_volume_documents_keep_all_but_managed_fields() -> None:
+    """A PersistentVolume and a claim keep their whole document but managedFields, for the binder's
+    writes (an update without managedFields keeps the stored ones); each read is a fresh copy."""
+    raw = {
+        **pv_dict(capacity={"storage": "1Gi"}, csi={"driver": "d", "volumeHandle": "h"}, futureField=[1]),
+        "status": {"phase": "Available"},
+    }
+    raw["metadata"].update(resourceVersion="7", finalizers=["kubernetes.io/pv-protection"])
+    raw["metadata"]["managedFields"] = MANAGED_FIELDS
+    pv = parse_persistent_volume(raw)
+    expected = {**raw, "metadata": {k: v for k, v in raw["metadata"].items() if k != "managedFields"}}
+    assert pv.raw == expected
+    pv.raw["spec"]["futureField"].append(2)
+    assert pv.raw == expected
+    assert "managedFields" in raw["metadata"]  # the decoded dict is left as it was
+    changed = with_changes(pv.raw, {"a": "b"}, claimRef={"name": "c"})
+    assert changed["spec"]["futureField"] == [1] and changed["metadata"]["resourceVersion"] == "7"
+    claim_raw = {"metadata": {"name": "c", "namespace": "ns", "managedFields": MANAGED_FIELDS}, "spec": {}}
+    assert parse_persistent_volume_claim(claim_raw).raw == {
+        "metadata": {"name": "c", "namespace": "ns"},
+        "spec": {},
+    }
+
+
+def test_volumes_share_what_they_repeat() -> None:
+    """Values every volume of a workload repeats are one object across volumes parsed from separate
+    documents (the access modes, the class, the phase, the CSI driver, the claim's namespace)."""
+
+    def parsed(i: int) -> Any:
+        # Each document decoded on its own, as watch events are.
+        text = orjson.dumps(
+            {
+                **pv_dict(
+                    f"pv-{i}",
+                    accessModes=["ReadOnlyMany"],
+                    storageClassName="standard",
+                    csi={"driver": "ebs.csi.aws.com", "volumeHandle": f"h{i}"},
+                    claimRef={"namespace": "namespace-2", "name": f"c{i}", "uid": f"u{i}"},
+                ),
+                "status": {"phase": "Bound"},
+            }
+        )
+        return parse_persistent_volume(orjson.loads(text))
+
+    a, b = parsed(1), parsed(2)
+    assert a.access_modes is b.access_modes
+    assert a.storage_class_name is b.storage_class_name
+    assert a.phase is b.phase and a.volume_mode is b.volume_mode
+    assert a.csi is not None and b.csi is not None and a.csi.driver is b.csi.driver
+    assert a.claim_ref is not None and b.claim_ref is not None
+    assert a.claim_ref.namespace is b.claim_ref.namespace
+    assert a.labels == {} and a.annotations == {}

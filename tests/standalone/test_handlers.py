@@ -8,9 +8,15 @@ from __future__ import annotations
 from typing import Any
 
 from app.api.objects import Pod, parse_pod
-from app.api.storage import StorageClass, parse_storage_class
+from app.api.storage import (
+    StorageClass,
+    parse_persistent_volume,
+    parse_persistent_volume_claim,
+    parse_storage_class,
+)
 from app.backend.queue.scheduling_queue import PriorityQueue
 from app.config import load_config
+from app.plugins.helper.storage import shared_storage_lister
 from app.plugins.registry import in_tree_registry
 from app.scheduler.scheduler import ClusterObjects, Engine
 from app.standalone.handlers import QueueNodeHandler, QueuePodHandler, StorageHandler, namespace_labels_lookup
@@ -164,3 +170,31 @@ def test_with_hints_any_storage_class_add_is_an_event() -> None:
     _unschedulable(queue, make_pod("claims"), "VolumeBinding")
     StorageHandler(objects, queue, "StorageClass").on_add(_storage_class("immediate", "Immediate"))
     assert _moved_names(queue) == ["claims"]
+
+
+def test_storage_objects_are_parsed_once_by_the_informer() -> None:
+    """The engine's objects keep the informer's parsed PersistentVolume and claim, and the storage
+    plugins' lister serves those very objects (no second parse); a delete forgets them."""
+    _, queue, objects = _setup(hints=True)
+    pv = parse_persistent_volume(
+        {"metadata": {"name": "pv-1"}, "spec": {"capacity": {"storage": "1Gi"}, "csi": {"driver": "d"}}}
+    )
+    claim = parse_persistent_volume_claim(
+        {"metadata": {"name": "data", "namespace": "ns"}, "spec": {"volumeName": "pv-1"}}
+    )
+    StorageHandler(objects, queue, "PersistentVolume").on_add(pv)
+    StorageHandler(objects, queue, "PersistentVolumeClaim").on_add(claim)
+    lister = shared_storage_lister(objects)
+    assert lister.pvs()["pv-1"] is pv
+    assert lister.pvc("ns", "data") is claim
+    bound = parse_persistent_volume_claim(
+        {
+            "metadata": {"name": "data", "namespace": "ns", "resourceVersion": "2"},
+            "spec": {"volumeName": "pv-1"},
+        }
+    )
+    StorageHandler(objects, queue, "PersistentVolumeClaim").on_update(claim, bound)
+    assert lister.pvc("ns", "data") is bound
+    StorageHandler(objects, queue, "PersistentVolumeClaim").on_delete(bound)
+    StorageHandler(objects, queue, "PersistentVolume").on_delete(pv)
+    assert lister.pvc("ns", "data") is None and lister.pvs() == {}

@@ -119,7 +119,8 @@ class _Kind(Generic[T]):
                 continue
             parsed = self._parse(raw)
             if parsed is not None:
-                by_key[self._key_of(parsed)] = parsed
+                key = self._key_of(parsed)
+                by_key[store_key if key == store_key else key] = parsed  # the store's string, not a copy
         # The raw-identity cache serves full relists only; after incremental updates a relist parses anew.
         self.index = _Index(by_key, {})
         return self.index
