@@ -5,16 +5,17 @@ What the four storage plugins (VolumeBinding, VolumeZone, VolumeRestrictions, No
 parsed once from the API server's (or a state file's) camelCase dicts; unknown fields are ignored and a
 malformed field raises :class:`~app.api.errors.FieldError` with its path.
 
-A PersistentVolume and a claim keep their document as compact JSON bytes, without
-``metadata.managedFields`` (:attr:`PersistentVolume.raw` decodes it), so that the volume binder can write
-one back with only the fields it changes; the other kinds keep nothing of their documents. Nobody reads
-the decoded dicts between writes, and a dict tree costs several times its JSON text: with one PV and one
-claim per pod this is most of what the storage kinds hold (docs/memory.md).
+A PersistentVolume and a claim keep their document packed (:class:`PackedDocument`: compact JSON without
+``metadata.managedFields``, deflated; :attr:`PersistentVolume.raw` unpacks it), so that the volume binder
+can write one back with only the fields it changes; the other kinds keep nothing of their documents.
+Nobody reads the decoded dicts between writes, and a dict tree costs several times its JSON text: with
+one PV and one claim per pod this was most of what the storage kinds held (docs/memory.md).
 """
 
 from __future__ import annotations
 
 import copy
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -39,6 +40,7 @@ from app.api.objects import (
     json_type_name,
     parse_disk_source,
     parse_owner_references,
+    shared_value,
 )
 from app.api.quantity import parse_quantity
 from app.api.selectors import LabelSelector, NodeSelector, parse_label_selector, parse_node_selector
@@ -121,19 +123,53 @@ def compact_document(raw: Raw) -> bytes:
     meta = doc.get("metadata")
     if isinstance(meta, Mapping) and "managedFields" in meta:
         doc["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
-    # Copied: orjson's bytes keep the writer's whole buffer (4 KiB at least) for their lifetime.
-    return bytes(memoryview(orjson.dumps(doc)))
+    return orjson.dumps(doc)
 
 
-#: What thousands of volumes share: one empty map for the ones without labels or annotations, one
-#: tuple per distinct list of access modes (parsed objects are never mutated).
-_NO_STRINGS: dict[str, str] = {}
+#: Raw deflate with a 4 KiB window (a dictionary and a document of a few hundred bytes fit) and a small
+#: hash table: about 20 KiB of zlib state per call instead of 256 KiB, the same output at this size.
+_WBITS = -12
+_MEM_LEVEL = 3
+#: The first document packed of each kind: later documents of the kind are deflated against it (zlib's
+#: preset dictionary). Volumes of one cluster repeat most of their text (the keys, the class, the
+#: driver, the finalizers, the timestamps' prefixes), so a document packs to a few tens of bytes.
+_dictionaries: dict[str, bytes] = {}
+
+
+@dataclass(slots=True, frozen=True)
+class PackedDocument:
+    """A document kept for the writes that need it whole: :func:`compact_document`'s JSON, deflated
+    against the first document of its kind (held here too, so that unpacking never depends on what
+    the module's table holds later)."""
+
+    data: bytes
+    dictionary: bytes
+
+    @classmethod
+    def pack(cls, raw: Raw) -> PackedDocument:
+        """Pack ``raw``."""
+        text = compact_document(raw)
+        dictionary = _dictionaries.setdefault(str(raw.get("kind") or ""), text)
+        deflate = zlib.compressobj(6, zlib.DEFLATED, _WBITS, _MEM_LEVEL, zlib.Z_DEFAULT_STRATEGY, dictionary)
+        return cls(deflate.compress(text) + deflate.flush(), dictionary)
+
+    def unpack(self) -> dict[str, Any]:
+        """The document, decoded anew on each call."""
+        inflate = zlib.decompressobj(_WBITS, self.dictionary)
+        document: dict[str, Any] = orjson.loads(inflate.decompress(self.data) + inflate.flush())
+        return document
+
+
+#: What thousands of volumes share: one map per distinct set of labels or annotations (the binder's
+#: and the PV controller's annotations are the same on most volumes), one tuple per distinct list of
+#: access modes (parsed objects are never mutated).
 _NO_OWNERS: tuple[OwnerReference, ...] = ()
 _shared_modes: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
 def _shared_str_map(value: dict[str, str]) -> dict[str, str]:
-    return value or _NO_STRINGS
+    shared: dict[str, str] = shared_value(value)
+    return shared
 
 
 def _access_modes(spec: Raw, spath: str) -> tuple[str, ...]:
@@ -262,13 +298,12 @@ class PersistentVolume:
     phase: str
     csi: CSISource | None
     disk: DiskSource | None  # an in-tree disk source (CSI migration)
-    document: bytes = field(repr=False)  # compact_document(): what raw decodes
+    document: PackedDocument = field(repr=False)  # what raw unpacks
 
     @property
     def raw(self) -> dict[str, Any]:
         """The PersistentVolume's document (without managedFields), decoded anew on each call."""
-        document: dict[str, Any] = orjson.loads(self.document)
-        return document
+        return self.document.unpack()
 
     def is_bound_to(self, claim: PersistentVolumeClaim) -> bool:
         """``IsVolumeBoundToClaim``: claimRef names the claim (and its UID, when claimRef has one)."""
@@ -319,7 +354,7 @@ def parse_persistent_volume(raw: Raw, path: str = "") -> PersistentVolume:
         phase=_status_phase(raw, path),
         csi=csi,
         disk=disk,
-        document=compact_document(raw),
+        document=PackedDocument.pack(raw),
     )
 
 
@@ -346,13 +381,12 @@ class PersistentVolumeClaim:
     request: Fraction | None  # spec.resources.requests.storage
     volume_name: str
     phase: str
-    document: bytes = field(repr=False)  # compact_document(): what raw decodes
+    document: PackedDocument = field(repr=False)  # what raw unpacks
 
     @property
     def raw(self) -> dict[str, Any]:
         """The claim's document (without managedFields), decoded anew on each call."""
-        document: dict[str, Any] = orjson.loads(self.document)
-        return document
+        return self.document.unpack()
 
     @property
     def key(self) -> str:
@@ -380,7 +414,7 @@ def parse_persistent_volume_claim(raw: Raw, path: str = "") -> PersistentVolumeC
         request=_storage(get_map(spec, "resources", spath), "requests", f"{spath}.resources"),
         volume_name=get_str(spec, "volumeName", spath),
         phase=_status_phase(raw, path),
-        document=compact_document(raw),
+        document=PackedDocument.pack(raw),
     )
 
 

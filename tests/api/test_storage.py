@@ -271,7 +271,8 @@ def test_volume_documents_keep_all_but_managed_fields() -> None:
 
 def test_volumes_share_what_they_repeat() -> None:
     """Values every volume of a workload repeats are one object across volumes parsed from separate
-    documents (the access modes, the class, the phase, the CSI driver, the claim's namespace)."""
+    documents (the access modes, the class, the phase, the CSI driver, the claim's namespace, equal
+    label and annotation maps)."""
 
     def parsed(i: int) -> Any:
         # Each document decoded on its own, as watch events are.
@@ -287,7 +288,9 @@ def test_volumes_share_what_they_repeat() -> None:
                 "status": {"phase": "Bound"},
             }
         )
-        return parse_persistent_volume(orjson.loads(text))
+        raw = orjson.loads(text)
+        raw["metadata"]["annotations"] = {"pv.kubernetes.io/bound-by-controller": "yes"}
+        return parse_persistent_volume(raw)
 
     a, b = parsed(1), parsed(2)
     assert a.access_modes is b.access_modes
@@ -296,4 +299,7 @@ def test_volumes_share_what_they_repeat() -> None:
     assert a.csi is not None and b.csi is not None and a.csi.driver is b.csi.driver
     assert a.claim_ref is not None and b.claim_ref is not None
     assert a.claim_ref.namespace is b.claim_ref.namespace
-    assert a.labels == {} and a.annotations == {}
+    assert a.labels == {} and a.labels is b.labels
+    assert a.annotations == {"pv.kubernetes.io/bound-by-controller": "yes"} and a.annotations is b.annotations
+    assert a.raw["spec"]["csi"] == {"driver": "ebs.csi.aws.com", "volumeHandle": "h1"}
+    assert b.raw["metadata"]["name"] == "pv-2"  # packed against the first PV's document, unpacked whole
