@@ -5,8 +5,9 @@ The objects are what scheduler_perf's SchedulingCSIPVs creates (upstream's ``pv-
 managedFields; a CSINode per node with an attach limit). Each goes through ``berth run``'s own path as a
 watch event: the storage informer's reflector decodes the event's text, its handler stores the object
 in the engine's objects, then the storage plugins' lister indexes it. ``tracemalloc`` counts what stays
-allocated per object (after a collection) and the peak while the events are applied. Run it in two
-checkouts to compare them (the numbers depend on the Python version, not on the machine's load):
+allocated per object (after a collection) and the peak while the events are applied; the CPU per event
+is the fastest of ``--rounds`` untraced rounds (that one follows the machine's load). Run it in two
+checkouts to compare them (the bytes depend on the Python version, not on the machine's load):
 
     .venv/bin/python bench/storage_memory.py --volumes 1500 --nodes 500
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import time
 import tracemalloc
 from collections.abc import Callable
 from typing import Any, cast
@@ -24,8 +26,8 @@ import orjson
 from app.backend.queue.scheduling_queue import PriorityQueue
 from app.config import load_config
 from app.kube.client import KubeClient
-from app.kube.informer import CSI_NODES, PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, Reflector
-from app.plugins.helper.storage import shared_storage_lister
+from app.kube.informer import CSI_NODES, PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, InformerSet, Reflector
+from app.plugins.helper.storage import StorageLister, shared_storage_lister
 from app.plugins.registry import in_tree_registry
 from app.scheduler.scheduler import ClusterObjects, Engine
 from app.standalone.handlers import namespace_labels_lookup, scheduler_informers
@@ -143,30 +145,15 @@ def csi_node_event(i: int) -> bytes:
     return orjson.dumps({"type": "ADDED", "object": node})
 
 
-def _feed(reflector: Reflector, events: list[bytes], index: Callable[[], object]) -> tuple[int, int]:
-    """Apply ``events`` as the reflector's watch does, then index the kind as the plugins do: the
-    bytes that stay allocated, and the peak above the start while applying."""
-    index()  # the plugins' first lookup comes before the objects: later ones apply the changes
-    gc.collect()
-    tracemalloc.reset_peak()
-    start, _ = tracemalloc.get_traced_memory()
+def _apply_all(reflector: Reflector, events: list[bytes], index: Callable[[], object]) -> None:
+    """Apply ``events`` as the reflector's watch does, then index the kind as the plugins do."""
     for text in events:
         reflector._apply(reflector._loads(text))  # the watch's own path: decode, store, handler
     index()
-    gc.collect()
-    end, peak = tracemalloc.get_traced_memory()
-    return end - start, peak - start
 
 
-def main() -> None:
-    """Print the table."""
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--volumes", type=int, default=1500, help="PersistentVolumes, and as many claims")
-    parser.add_argument("--nodes", type=int, default=500, help="CSINodes")
-    args = parser.parse_args()
-
+def _setup() -> tuple[InformerSet, StorageLister]:
+    """``berth run``'s informers over a fresh engine, and the storage plugins' lister."""
     registry = in_tree_registry()
     objects = ClusterObjects()
     engine = Engine(load_config(None, registry), registry, objects=objects, seed=1)
@@ -176,29 +163,63 @@ def main() -> None:
     # The client is never called: the events are applied directly.
     informers = scheduler_informers(cast(KubeClient, None), engine, queue, objects)
     lister = shared_storage_lister(objects)
-    pvs = [pv_event(i) for i in range(args.volumes)]
-    pvcs = [pvc_event(i) for i in range(args.volumes)]
-    csi_nodes = [csi_node_event(i) for i in range(args.nodes)]
-    rows = []
-    tracemalloc.start()
-    for rtype, events, index in (
-        (PERSISTENT_VOLUMES, pvs, lister.pvs),
-        (PERSISTENT_VOLUME_CLAIMS, pvcs, lister.pvcs),
-        (CSI_NODES, csi_nodes, lister.csi_nodes),
-    ):
-        kept, peak = _feed(informers.reflectors[rtype.resource], events, index)
-        count = max(len(events), 1)
-        rows.append((rtype.kind, len(events), len(events[0]) if events else 0, kept / count, kept, peak))
-    tracemalloc.stop()
+    for index in (lister.pvs, lister.pvcs, lister.csi_nodes):
+        index()  # the plugins' first lookup comes before the objects: later ones apply the changes
+    return informers, lister
 
-    print(
-        "| kind | objects | watch event JSON, B | kept per object, B | kept, MiB | peak while applying, MiB |"
+
+def _indexes(lister: StorageLister) -> list[Callable[[], object]]:
+    return [lister.pvs, lister.pvcs, lister.csi_nodes]
+
+
+def main() -> None:
+    """Print the table."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    print("|---|---|---|---|---|---|")
-    for kind, n, text, per, kept, peak in rows:
-        print(f"| {kind} | {n} | {text} | {per:,.0f} | {kept / 2**20:.2f} | {peak / 2**20:.2f} |")
-    total = sum(r[4] for r in rows)
-    print(f"| total | | | | {total / 2**20:.2f} | |")
+    parser.add_argument("--volumes", type=int, default=1500, help="PersistentVolumes, and as many claims")
+    parser.add_argument("--nodes", type=int, default=500, help="CSINodes")
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds (the fastest counts)")
+    args = parser.parse_args()
+
+    kinds = (PERSISTENT_VOLUMES, PERSISTENT_VOLUME_CLAIMS, CSI_NODES)
+    events = [
+        [pv_event(i) for i in range(args.volumes)],
+        [pvc_event(i) for i in range(args.volumes)],
+        [csi_node_event(i) for i in range(args.nodes)],
+    ]
+    cpu = [float("inf")] * len(kinds)
+    for _ in range(max(args.rounds, 1)):
+        informers, lister = _setup()
+        for i, (rtype, index) in enumerate(zip(kinds, _indexes(lister), strict=True)):
+            start = time.process_time()
+            _apply_all(informers.reflectors[rtype.resource], events[i], index)
+            cpu[i] = min(cpu[i], time.process_time() - start)
+
+    informers, lister = _setup()
+    print(
+        "| kind | objects | watch event JSON, B | kept per object, B | kept, MiB "
+        "| peak while applying, MiB | CPU per event, µs |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    total = 0
+    tracemalloc.start()
+    for i, (rtype, index) in enumerate(zip(kinds, _indexes(lister), strict=True)):
+        gc.collect()
+        tracemalloc.reset_peak()
+        before, _ = tracemalloc.get_traced_memory()
+        _apply_all(informers.reflectors[rtype.resource], events[i], index)
+        gc.collect()
+        after, peak = tracemalloc.get_traced_memory()
+        n = max(len(events[i]), 1)
+        kept = after - before
+        total += kept
+        print(
+            f"| {rtype.kind} | {len(events[i])} | {len(events[i][0]) if events[i] else 0} "
+            f"| {kept / n:,.0f} | {kept / 2**20:.2f} | {(peak - before) / 2**20:.2f} | {cpu[i] / n * 1e6:.0f} |"
+        )
+    tracemalloc.stop()
+    print(f"| total | | | | {total / 2**20:.2f} | | |")
 
 
 if __name__ == "__main__":
