@@ -303,3 +303,12 @@ def test_volumes_share_what_they_repeat() -> None:
     assert a.annotations == {"pv.kubernetes.io/bound-by-controller": "yes"} and a.annotations is b.annotations
     assert a.raw["spec"]["csi"] == {"driver": "ebs.csi.aws.com", "volumeHandle": "h1"}
     assert b.raw["metadata"]["name"] == "pv-2"  # packed against the first PV's document, unpacked whole
+
+
+def test_a_large_document_unpacks_whole() -> None:
+    """A document larger than the packing window (annotations of tens of KiB) still reads back whole."""
+    raw = pv_dict("big", capacity={"storage": "1Gi"})
+    raw["metadata"]["annotations"] = {f"example.com/note-{i}": "x" * 200 for i in range(100)}
+    assert parse_persistent_volume(raw).raw == raw
+    claim = {"metadata": {"name": "c", "namespace": "ns", "annotations": raw["metadata"]["annotations"]}}
+    assert parse_persistent_volume_claim(claim).raw == claim
