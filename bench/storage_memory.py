@@ -61,7 +61,7 @@ def _meta(name: str, i: int, **extra: Any) -> dict[str, Any]:
 
 def pv_event(i: int) -> bytes:
     """A watch event of a CSI PV pre-bound to its claim and Bound, as the API server sends it."""
-    spec_fields = {
+    spec_fields: dict[str, Any] = {
         "f:accessModes": {},
         "f:capacity": {".": {}, "f:storage": {}},
         "f:claimRef": {".": {}, "f:name": {}, "f:namespace": {}, "f:uid": {}},
