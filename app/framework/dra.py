@@ -23,7 +23,8 @@ import secrets
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from fractions import Fraction
@@ -150,6 +151,7 @@ class DRAStore:
         self._slices: dict[str, ResourceSlice] = {}
         self._pending: dict[str, ResourceClaim] = {}  # claim UID -> claim with its in-flight allocation
         self._assumed: dict[str, ResourceClaim] = {}  # claim key -> the version we wrote
+        self._claim_writes: dict[str, _ClaimWriteTurn] = {}  # claim UID -> whose turn it is to write
         self.writer: ClaimWriter = StoreClaimWriter(self)
         # extendedresourcecache: extended resource name -> the DeviceClass backing it.
         self._class_for_resource: dict[str, DeviceClass] = {}
@@ -334,6 +336,38 @@ class DRAStore:
         with self._lock:
             return not self._claims
 
+    def newest_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """The newest version of ``claim`` the store knows: the one a PreBind wrote (assumed) or the
+        informer's, unless it is another object of the same name or numerically older than
+        ``claim`` (then ``claim`` itself).
+
+        PreBind starts its write from it rather than from PreFilter's copy: a write from an older
+        copy can only end in a conflict, the re-read and the same write kube's ``bindClaim`` makes
+        on its retry (see docs/dra.md, "One write per shared claim at a time")."""
+        known = self.get_claim(claim.namespace, claim.name)
+        if known is None or known.uid != claim.uid or _older(known.resource_version, claim.resource_version):
+            return claim
+        return known
+
+    @contextmanager
+    def claim_write_turn(self, uid: str) -> Iterator[None]:
+        """Hold the turn to write claim ``uid``: PreBinds of the pods sharing a claim write it one
+        at a time, each after the previous one's write is assumed (so :meth:`newest_claim` gives the
+        version the API server holds, and no write conflicts with another of berth's own)."""
+        with self._lock:
+            turn = self._claim_writes.get(uid)
+            if turn is None:
+                turn = self._claim_writes[uid] = _ClaimWriteTurn()
+            turn.waiting += 1
+        try:
+            with turn.lock:
+                yield
+        finally:
+            with self._lock:
+                turn.waiting -= 1
+                if not turn.waiting:
+                    del self._claim_writes[uid]
+
     # --- in-flight allocations --------------------------------------------------------------------
 
     def signal_pending_allocation(self, claim: ResourceClaim) -> None:
@@ -442,6 +476,14 @@ class DRAStore:
                 consumed.pop(name, None)
             if not consumed:
                 del self._consumed[device]
+
+
+@dataclass(slots=True)
+class _ClaimWriteTurn:
+    """One claim's write lock and how many PreBinds hold or wait for it (dropped at zero)."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    waiting: int = 0
 
 
 @dataclass(slots=True, frozen=True)
@@ -575,6 +617,12 @@ def _not_newer(version: str, than: str) -> bool:
     """Whether resourceVersion ``version`` is numerically at most ``than`` (False unless both are
     numbers: objects from state files and tests may have none, and each of those counts)."""
     return version.isdigit() and than.isdigit() and int(version) <= int(than)
+
+
+def _older(version: str, than: str) -> bool:
+    """Whether resourceVersion ``version`` is numerically below ``than`` (False unless both are
+    numbers)."""
+    return version.isdigit() and than.isdigit() and int(version) < int(than)
 
 
 def _newer_or_same(version: str, than: str) -> bool:

@@ -5,6 +5,7 @@ gives (``GatherAllocatedState``)."""
 from __future__ import annotations
 
 import random
+import threading
 from fractions import Fraction
 from typing import Any
 
@@ -190,3 +191,49 @@ def test_claims_without_versions_are_always_taken() -> None:
     store.put("ResourceClaim", parse_resource_claim(raw))
     store.put("ResourceClaim", parse_resource_claim(raw))
     assert seen == [(None, ""), ("", "")]
+
+
+def test_prebind_starts_from_the_newest_claim_the_store_knows() -> None:
+    """PreBind's write starts from the assumed (or informer's) version when it is newer than the
+    pod's PreFilter copy; an older one, or another claim of the same name, leaves the copy."""
+    store = DRAStore()
+    seen_by_prefilter = claim(3, [])
+    store.put("ResourceClaim", claim(3, []))
+    assert store.newest_claim(seen_by_prefilter).resource_version == "3"
+    store.assume(claim(4, [1]))
+    newest = store.newest_claim(seen_by_prefilter)
+    assert newest.resource_version == "4" and newest.allocation is not None
+    assert store.newest_claim(claim(5, [])).resource_version == "5"  # the store is behind this copy
+    recreated = claim_raw(1, [], 6)
+    recreated["metadata"]["uid"] = "uid-other"
+    assert store.newest_claim(parse_resource_claim(recreated)).uid == "uid-other"
+    assert store.newest_claim(parse_resource_claim(claim_raw(2, [], 2))).name == "c2"  # not stored
+
+
+def test_writes_of_one_claim_take_turns_and_leave_nothing_behind() -> None:
+    """A second PreBind of the same claim waits for the first one's turn; another claim does not."""
+    store = DRAStore()
+    order: list[str] = []
+    first_has_turn, release_first = threading.Event(), threading.Event()
+
+    def first() -> None:
+        with store.claim_write_turn("uid-1"):
+            first_has_turn.set()
+            release_first.wait(5)
+            order.append("first")
+
+    def second() -> None:
+        with store.claim_write_turn("uid-1"):
+            order.append("second")
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    threads[0].start()
+    assert first_has_turn.wait(5)
+    threads[1].start()
+    with store.claim_write_turn("uid-2"):
+        order.append("other claim")
+    release_first.set()
+    for t in threads:
+        t.join(5)
+    assert order == ["other claim", "first", "second"]
+    assert store._claim_writes == {}  # no lock kept for a claim nobody writes
