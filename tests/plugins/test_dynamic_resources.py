@@ -632,12 +632,13 @@ class ApiServerClaims:
             self.requests["get"] += 1
             return self.stored[f"{namespace}/{name}"]
 
-    def replace(self, raw: dict[str, Any]) -> None:
+    def replace(self, raw: dict[str, Any]) -> ResourceClaim:
         """Someone else (the claim controller, a user) wrote the claim; berth has not heard yet."""
         with self.lock:
             current = self.stored[f"{raw['metadata']['namespace']}/{raw['metadata']['name']}"]
-            raw["metadata"]["resourceVersion"] = str(int(current.resource_version) + 1)
-            self.stored[current.key] = parse_resource_claim(raw)
+            version = str(int(current.resource_version) + 1)
+            self.stored[current.key] = parse_resource_claim(_with(raw, resourceVersion=version))
+            return self.stored[current.key]
 
 
 def sharer(i: int) -> Pod:
@@ -695,9 +696,8 @@ def test_prebind_checks_the_newest_claim_as_kube_checks_the_one_it_re_reads() ->
     store.writer = api
     pl, p = plugin(store), sharer(1)
     state = through_reserve(pl, p)
-    deleted = _with(allocated_claim(), deletionTimestamp="2026-01-01T00:00:00Z")
-    api.replace(deleted)  # the informer delivers it before the binding cycle comes to PreBind
-    store.upsert("ResourceClaim", CLAIM, deleted)
+    deleted = api.replace(_with(allocated_claim(), deletionTimestamp="2026-01-01T00:00:00Z"))
+    store.put("ResourceClaim", deleted)  # the informer delivers it before the binding cycle's PreBind
     status = pl.pre_bind(state, p, WORKER)
     assert status is not None and status.code == Code.ERROR
     assert status.reasons == [f"claim default/{CLAIM} got deleted in the meantime"]
@@ -708,9 +708,7 @@ def test_prebind_checks_the_newest_claim_as_kube_checks_the_one_it_re_reads() ->
     store.writer = api
     pl, p = plugin(store), sharer(2)
     state = through_reserve(pl, p)
-    elsewhere = allocated_claim(device="instance-2")
-    api.replace(elsewhere)
-    store.upsert("ResourceClaim", CLAIM, elsewhere)
+    store.put("ResourceClaim", api.replace(allocated_claim(device="instance-2")))
     status = pl.pre_bind(state, p, WORKER)
     assert status is not None and status.code == Code.ERROR
     assert status.reasons == [f"claim default/{CLAIM} got allocated elsewhere in the meantime"]
@@ -740,3 +738,56 @@ def test_concurrent_sharers_write_the_claim_one_at_a_time() -> None:
     assert sorted(r.uid for r in written.reserved_for) == sorted(p.uid for p in pods)
     assert api.requests == {"get": 0, "put": len(pods), "conflict": 0}
     assert api.most_writing_one_claim == 1
+
+
+def _without_finalizer(raw: dict[str, Any]) -> dict[str, Any]:
+    return {**raw, "metadata": {k: v for k, v in raw["metadata"].items() if k != "finalizers"}}
+
+
+def _with_finalizer(raw: dict[str, Any]) -> dict[str, Any]:
+    return _with(raw, finalizers=[FINALIZER])
+
+
+@pytest.mark.parametrize("informer_delivered", [True, False], ids=["newest-known", "conflict-and-re-read"])
+@pytest.mark.parametrize(
+    ("initial", "change", "want_error"),
+    [
+        # kube's TestPlugin "with-resources-finalizer-gets-removed": the finalizer is set again.
+        (_with_finalizer(pending_claim()), _without_finalizer, None),
+        # "with-resources-finalizer-gets-added": nothing more to add, the allocation is written.
+        (pending_claim(), _with_finalizer, None),
+        # "claim deallocated before PreBind" (binding conditions on): kube's error.
+        (allocated_claim(), _deallocated, f"claim default/{CLAIM} got deallocated elsewhere in the meantime"),
+    ],
+    ids=["finalizer-gets-removed", "finalizer-gets-added", "deallocated-elsewhere"],
+)
+def test_claim_changed_between_prefilter_and_prebind(
+    initial: dict[str, Any],
+    change: Any,
+    want_error: str | None,
+    informer_delivered: bool,
+) -> None:
+    """kube's TestPlugin cases that change the claim in the API server before PreBind: the outcome is
+    the same whether berth has heard of the change (it writes from that version) or not (its write
+    conflicts and it re-reads the claim, kube's path)."""
+    store = store_with(initial, device_class_raw(), worker_slice())
+    api = ApiServerClaims(store)
+    store.writer = api
+    pl, p = plugin(store), pod_with_claim_name()
+    state = through_reserve(pl, p)
+    changed = api.replace(change(initial))
+    if informer_delivered:
+        store.put("ResourceClaim", changed)
+    status = pl.pre_bind(state, p, WORKER)
+    written = api.stored[f"default/{CLAIM}"]
+    if want_error is not None:
+        assert status is not None and status.reasons == [want_error]
+        assert written.resource_version == "2"  # nothing written
+        return
+    assert status is None
+    assert FINALIZER in written.finalizers
+    assert written.allocation is not None
+    assert [r.uid for r in written.reserved_for] == [POD_UID]
+    assert store.get_claim("default", CLAIM) == written
+    conflicts = 0 if informer_delivered else 1
+    assert api.requests == {"get": conflicts, "put": 1 + conflicts, "conflict": conflicts}
