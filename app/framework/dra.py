@@ -174,8 +174,17 @@ class DRAStore:
         parser = PARSERS.get(kind)
         if parser is None:
             return
-        parsed = parser(obj, kind)
-        self.put(kind, parsed)
+        if kind == "ResourceClaim":
+            meta = obj.get("metadata")
+            if isinstance(meta, Mapping) and isinstance(meta.get("name"), str):
+                namespace = meta.get("namespace") or ""
+                name_key = f"{namespace}/{meta['name']}" if namespace else meta["name"]
+                version = meta.get("resourceVersion")
+                with self._lock:
+                    if isinstance(version, str) and self._settle_known_claim(name_key, version):
+                        # Not newer than the version in use: nothing to parse, nobody hears of it.
+                        return
+        self.put(kind, parser(obj, kind))
 
     def put(self, kind: str, parsed: Any) -> None:
         """Add or replace a parsed object; listeners hear (kind, old, new).
@@ -190,18 +199,10 @@ class DRAStore:
         with self._lock:
             old = table.get(key)
             if kind == "ResourceClaim":
+                if self._settle_known_claim(key, parsed.resource_version):
+                    return
                 assumed = self._assumed.get(key)
                 latest = assumed or old
-                if (
-                    old is not None
-                    and latest is not None
-                    and _not_newer(parsed.resource_version, latest.resource_version)
-                ):
-                    if assumed is not None and parsed.resource_version == assumed.resource_version:
-                        table[key] = parsed  # what was assumed, now from the API: nothing to hear
-                        del self._assumed[key]
-                        self._recount_claim(key)
-                    return
                 if assumed is not None and (
                     assumed.uid != parsed.uid
                     or _newer_or_same(parsed.resource_version, assumed.resource_version)
@@ -217,6 +218,23 @@ class DRAStore:
             if kind == "ResourceClaim":
                 self._recount_claim(key)
         self._tell(kind, old, parsed)
+
+    def _settle_known_claim(self, key: str, version: str) -> bool:
+        """Whether the informer's ``version`` of the stored claim ``key`` is not newer (numerically)
+        than the version in use, assumed or stored: then it changes nothing and nobody hears of it
+        (``AssumeCache.add``: "version is not newer than storedVersion"), except that the assumed
+        version itself, now from the informer, becomes the stored one (the same object: a
+        resourceVersion names one state of it). The caller holds the lock."""
+        old = self._claims.get(key)
+        assumed = self._assumed.get(key)
+        latest = assumed or old
+        if old is None or latest is None or not _not_newer(version, latest.resource_version):
+            return False
+        if assumed is not None and version == assumed.resource_version:
+            self._claims[key] = assumed
+            del self._assumed[key]
+            self._recount_claim(key)
+        return True
 
     def delete(self, kind: str, key: str) -> None:
         """Forget an object (an informer's delete); unknown keys are ignored."""
