@@ -23,7 +23,8 @@ import secrets
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from fractions import Fraction
@@ -150,6 +151,7 @@ class DRAStore:
         self._slices: dict[str, ResourceSlice] = {}
         self._pending: dict[str, ResourceClaim] = {}  # claim UID -> claim with its in-flight allocation
         self._assumed: dict[str, ResourceClaim] = {}  # claim key -> the version we wrote
+        self._claim_writes: dict[str, _ClaimWriteTurn] = {}  # claim UID -> whose turn it is to write
         self.writer: ClaimWriter = StoreClaimWriter(self)
         # extendedresourcecache: extended resource name -> the DeviceClass backing it.
         self._class_for_resource: dict[str, DeviceClass] = {}
@@ -172,8 +174,17 @@ class DRAStore:
         parser = PARSERS.get(kind)
         if parser is None:
             return
-        parsed = parser(obj, kind)
-        self.put(kind, parsed)
+        if kind == "ResourceClaim":
+            meta = obj.get("metadata")
+            if isinstance(meta, Mapping) and isinstance(meta.get("name"), str):
+                namespace = meta.get("namespace") or ""
+                name_key = f"{namespace}/{meta['name']}" if namespace else meta["name"]
+                version = meta.get("resourceVersion")
+                with self._lock:
+                    if isinstance(version, str) and self._settle_known_claim(name_key, version):
+                        # Not newer than the version in use: nothing to parse, nobody hears of it.
+                        return
+        self.put(kind, parser(obj, kind))
 
     def put(self, kind: str, parsed: Any) -> None:
         """Add or replace a parsed object; listeners hear (kind, old, new).
@@ -188,18 +199,10 @@ class DRAStore:
         with self._lock:
             old = table.get(key)
             if kind == "ResourceClaim":
+                if self._settle_known_claim(key, parsed.resource_version):
+                    return
                 assumed = self._assumed.get(key)
                 latest = assumed or old
-                if (
-                    old is not None
-                    and latest is not None
-                    and _not_newer(parsed.resource_version, latest.resource_version)
-                ):
-                    if assumed is not None and parsed.resource_version == assumed.resource_version:
-                        table[key] = parsed  # what was assumed, now from the API: nothing to hear
-                        del self._assumed[key]
-                        self._recount_claim(key)
-                    return
                 if assumed is not None and (
                     assumed.uid != parsed.uid
                     or _newer_or_same(parsed.resource_version, assumed.resource_version)
@@ -215,6 +218,23 @@ class DRAStore:
             if kind == "ResourceClaim":
                 self._recount_claim(key)
         self._tell(kind, old, parsed)
+
+    def _settle_known_claim(self, key: str, version: str) -> bool:
+        """Whether the informer's ``version`` of the stored claim ``key`` is not newer (numerically)
+        than the version in use, assumed or stored: then it changes nothing and nobody hears of it
+        (``AssumeCache.add``: "version is not newer than storedVersion"), except that the assumed
+        version itself, now from the informer, becomes the stored one (the same object: a
+        resourceVersion names one state of it). The caller holds the lock."""
+        old = self._claims.get(key)
+        assumed = self._assumed.get(key)
+        latest = assumed or old
+        if old is None or latest is None or not _not_newer(version, latest.resource_version):
+            return False
+        if assumed is not None and version == assumed.resource_version:
+            self._claims[key] = assumed
+            del self._assumed[key]
+            self._recount_claim(key)
+        return True
 
     def delete(self, kind: str, key: str) -> None:
         """Forget an object (an informer's delete); unknown keys are ignored."""
@@ -334,6 +354,38 @@ class DRAStore:
         with self._lock:
             return not self._claims
 
+    def newest_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """The newest version of ``claim`` the store knows: the one a PreBind wrote (assumed) or the
+        informer's, unless it is another object of the same name or numerically older than
+        ``claim`` (then ``claim`` itself).
+
+        PreBind starts its write from it rather than from PreFilter's copy: a write from an older
+        copy can only end in a conflict, the re-read and the same write kube's ``bindClaim`` makes
+        on its retry (see docs/dra.md, "One write per shared claim at a time")."""
+        known = self.get_claim(claim.namespace, claim.name)
+        if known is None or known.uid != claim.uid or _older(known.resource_version, claim.resource_version):
+            return claim
+        return known
+
+    @contextmanager
+    def claim_write_turn(self, uid: str) -> Iterator[None]:
+        """Hold the turn to write claim ``uid``: PreBinds of the pods sharing a claim write it one
+        at a time, each after the previous one's write is assumed (so :meth:`newest_claim` gives the
+        version the API server holds, and no write conflicts with another of berth's own)."""
+        with self._lock:
+            turn = self._claim_writes.get(uid)
+            if turn is None:
+                turn = self._claim_writes[uid] = _ClaimWriteTurn()
+            turn.waiting += 1
+        try:
+            with turn.lock:
+                yield
+        finally:
+            with self._lock:
+                turn.waiting -= 1
+                if not turn.waiting:
+                    del self._claim_writes[uid]
+
     # --- in-flight allocations --------------------------------------------------------------------
 
     def signal_pending_allocation(self, claim: ResourceClaim) -> None:
@@ -442,6 +494,14 @@ class DRAStore:
                 consumed.pop(name, None)
             if not consumed:
                 del self._consumed[device]
+
+
+@dataclass(slots=True)
+class _ClaimWriteTurn:
+    """One claim's write lock and how many PreBinds hold or wait for it (dropped at zero)."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    waiting: int = 0
 
 
 @dataclass(slots=True, frozen=True)
@@ -575,6 +635,12 @@ def _not_newer(version: str, than: str) -> bool:
     """Whether resourceVersion ``version`` is numerically at most ``than`` (False unless both are
     numbers: objects from state files and tests may have none, and each of those counts)."""
     return version.isdigit() and than.isdigit() and int(version) <= int(than)
+
+
+def _older(version: str, than: str) -> bool:
+    """Whether resourceVersion ``version`` is numerically below ``than`` (False unless both are
+    numbers)."""
+    return version.isdigit() and than.isdigit() and int(version) < int(than)
 
 
 def _newer_or_same(version: str, than: str) -> bool:

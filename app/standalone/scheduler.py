@@ -1,9 +1,12 @@
 """The scheduling loop of ``berth run``: kube-scheduler's ``Scheduler.Run`` and ``ScheduleOne``.
 
 One thread pops pods from the queue and runs the scheduling cycle (filter, score, assume,
-Reserve, Permit) synchronously; the binding cycle (PreBind, Bind, PostBind) and the API writes of
-a failure (PodScheduled condition, nominatedNodeName) run on a bounded pool, so API latency never
-stalls the next pod. Events go through the broadcaster, which never blocks.
+Reserve, Permit) synchronously; the binding cycle (PreBind, Bind, PostBind) runs on a bounded pool,
+so its API latency never stalls the next pod. The API write of a failure (PodScheduled condition,
+nominatedNodeName) is kube's ``updatePod``: made by the thread that handles the failure before it
+goes on (the scheduling thread, or the binding worker whose cycle failed), unless
+SchedulerAsyncAPICalls is on, where kube's API dispatcher makes it and berth's pool does. Events go
+through the broadcaster, which never blocks.
 
 Failures follow ``handleSchedulingFailure``: the pod is re-read from the informer's store (gone,
 already bound, or recreated: no requeue), put back with its rejecting plugins so that only a
@@ -104,11 +107,11 @@ class Scheduler:
         self.status = status
         self.traces = traces if traces is not None else DecisionTraces()
         self._max_pending = bind_workers * PENDING_CALLS_PER_WORKER
-        self._count_async = featuregates.DEFAULT.enabled("SchedulerAsyncAPICalls")
+        self._async_api_calls = featuregates.DEFAULT.enabled("SchedulerAsyncAPICalls")
         self._pool = WorkerPool(
             bind_workers,
             "binding",
-            on_pending=self._record_pending_bindings if self._count_async else None,
+            on_pending=self._record_pending_bindings if self._async_api_calls else None,
             on_error=_log_binding_error,
         )
         self._loop: threading.Thread | None = None
@@ -217,8 +220,8 @@ class Scheduler:
 
     def _wait_for_workers(self) -> None:
         """With ``_max_pending`` calls pending, wait until half of them finished, but not past a
-        stop. Only the scheduling thread waits: a binding cycle that fails hands over its status
-        update without waiting (waiting there could leave every worker waiting for the others)."""
+        stop. Only the scheduling thread waits: a binding cycle that fails writes its status itself
+        or hands it over without waiting (waiting there could leave every worker waiting for the others)."""
         if self._pool.pending < self._max_pending:
             return
         while not self._stopping.is_set() and not self._pool.wait(0.5, at_most=self._max_pending // 2):
@@ -322,11 +325,20 @@ class Scheduler:
         self._event(fwk, pod, "Warning", "FailedScheduling", "Scheduling", truncate_note(attempt.message))
         mode, node = attempt.nominating
         nominated = node if mode == MODE_OVERRIDE and node != pod.nominated_node_name else None
-        self._submit(
-            lambda: self.status.update_pod_scheduled_condition(
+
+        def update_status() -> None:
+            self.status.update_pod_scheduled_condition(
                 pod, reason=reason, message=attempt.message, nominated_node_name=nominated
             )
-        )
+
+        if self._async_api_calls:
+            self._submit(update_status)
+        else:
+            # kube's updatePod without the API dispatcher: the scheduling goroutine waits for the
+            # PATCH before it pops the next pod. Meanwhile the binding cycles (a shared claim's
+            # write among them) have the API server and the interpreter; the pods sharing a claim
+            # come later, after its write more often (docs/dra.md, "Failure status writes").
+            update_status()
 
     def _event(self, fwk: Framework, pod: Pod, type_: str, reason: str, action: str, note: str) -> None:
         recorder = self.recorders.get(fwk.profile_name)

@@ -5,6 +5,7 @@ gives (``GatherAllocatedState``)."""
 from __future__ import annotations
 
 import random
+import threading
 from fractions import Fraction
 from typing import Any
 
@@ -190,3 +191,92 @@ def test_claims_without_versions_are_always_taken() -> None:
     store.put("ResourceClaim", parse_resource_claim(raw))
     store.put("ResourceClaim", parse_resource_claim(raw))
     assert seen == [(None, ""), ("", "")]
+
+
+def test_prebind_starts_from_the_newest_claim_the_store_knows() -> None:
+    """PreBind's write starts from the assumed (or informer's) version when it is newer than the
+    pod's PreFilter copy; an older one, or another claim of the same name, leaves the copy."""
+    store = DRAStore()
+    seen_by_prefilter = claim(3, [])
+    store.put("ResourceClaim", claim(3, []))
+    assert store.newest_claim(seen_by_prefilter).resource_version == "3"
+    store.assume(claim(4, [1]))
+    newest = store.newest_claim(seen_by_prefilter)
+    assert newest.resource_version == "4" and newest.allocation is not None
+    assert store.newest_claim(claim(5, [])).resource_version == "5"  # the store is behind this copy
+    recreated = claim_raw(1, [], 6)
+    recreated["metadata"]["uid"] = "uid-other"
+    assert store.newest_claim(parse_resource_claim(recreated)).uid == "uid-other"
+    assert store.newest_claim(parse_resource_claim(claim_raw(2, [], 2))).name == "c2"  # not stored
+
+
+def test_writes_of_one_claim_take_turns_and_leave_nothing_behind() -> None:
+    """A second PreBind of the same claim waits for the first one's turn; another claim does not."""
+    store = DRAStore()
+    order: list[str] = []
+    first_has_turn, release_first = threading.Event(), threading.Event()
+
+    def first() -> None:
+        with store.claim_write_turn("uid-1"):
+            first_has_turn.set()
+            release_first.wait(5)
+            order.append("first")
+
+    def second() -> None:
+        with store.claim_write_turn("uid-1"):
+            order.append("second")
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    threads[0].start()
+    assert first_has_turn.wait(5)
+    threads[1].start()
+    with store.claim_write_turn("uid-2"):
+        order.append("other claim")
+    release_first.set()
+    for t in threads:
+        t.join(5)
+    assert order == ["other claim", "first", "second"]
+    assert store._claim_writes == {}  # no lock kept for a claim nobody writes
+
+
+def test_an_informer_claim_not_newer_than_the_one_in_use_is_settled_without_parsing() -> None:
+    """The informer's copies of berth's own writes (the finalizer's version, older than the status
+    write PreBind assumed; the assumed version itself) are not parsed again, and the store ends as
+    parsing them would leave it: over a random sequence of informer updates (versions out of
+    order), assumes and restores, a store fed raw objects and one fed parsed objects hear the
+    same events and hold the same claims and devices in use."""
+    rng = random.Random(11)
+    by_raw, by_parsed = DRAStore(), DRAStore()
+    seen_raw, seen_parsed = heard_any(by_raw), heard_any(by_parsed)
+    for step in range(800):
+        i = rng.randrange(3)
+        version = max(1, step // 4 + rng.randint(-6, 2))  # mostly rising, often a late or repeated one
+        raw = claim_raw(i, rng.sample(range(6), rng.randint(0, 2)), version)
+        action = rng.randrange(4)
+        for store in (by_raw, by_parsed):
+            if action <= 1:
+                if store is by_raw:
+                    store.upsert("ResourceClaim", f"default/c{i}", raw)
+                else:
+                    store.put("ResourceClaim", parse_resource_claim(raw))
+            elif action == 2:
+                store.assume(parse_resource_claim(raw))
+            else:
+                store.restore("default", f"c{i}")
+        assert seen_raw == seen_parsed
+        for i in range(3):
+            a, b = by_raw.get_claim("default", f"c{i}"), by_parsed.get_claim("default", f"c{i}")
+            assert (a and (a.resource_version, a.allocation)) == (b and (b.resource_version, b.allocation))
+        assert by_raw.allocated_state() == by_parsed.allocated_state()
+    assert len(seen_raw) > 100
+
+
+def heard_any(store: DRAStore) -> list[tuple[str, str | None, str | None]]:
+    """What the store's listeners hear about claims, as (claim, old, new) resourceVersions."""
+    events: list[tuple[str, str | None, str | None]] = []
+    store.listeners.append(
+        lambda kind, old, new: events.append(
+            ((old or new).name, old and old.resource_version, new and new.resource_version)
+        )
+    )
+    return events

@@ -4,15 +4,18 @@ whole cycle (simulate's path) with claims written back to the store."""
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
 from app.api.objects import Pod, parse_pod
-from app.api.resource import FINALIZER, parse_resource_claim
+from app.api.resource import FINALIZER, ResourceClaim, claim_with_status, parse_resource_claim
 from app.config import load_config
 from app.framework.cycle_state import CycleState
-from app.framework.dra import DRAStore, allocates_in_flight
+from app.framework.dra import ClaimWriteError, DRAStore, allocates_in_flight
 from app.framework.events import QueueingHint
 from app.framework.status import Code, NodeToStatus, Status
 from app.framework.types import NodeInfo
@@ -582,3 +585,209 @@ def test_binding_cycle_nominates_a_pod_whose_claims_prebind_writes_and_not_a_pla
     assert bind(pod_with_claim_name()) == "Scheduled"
     assert bind(pod("plain", "9999")) == "Scheduled"
     assert nominated == [(pod_with_claim_name().name, WORKER)]
+
+
+# --- PreBind of a claim several pods share --------------------------------------------------------
+
+
+class ApiServerClaims:
+    """The API server's side of the claim writes, as ``berth run`` meets it: numeric
+    resourceVersions, a 409 for a write from an older version, and the store hears of a write only
+    through PreBind's assume (no informer here). Counts what a user sees in the audit log."""
+
+    def __init__(self, store: DRAStore, write_seconds: float = 0.0) -> None:
+        self.store = store
+        self.write_seconds = write_seconds
+        self.stored: dict[str, ResourceClaim] = {c.key: c for c in store.list_claims()}
+        self.lock = threading.Lock()
+        self.requests: dict[str, int] = {"get": 0, "put": 0, "conflict": 0}
+        self.writing: dict[str, int] = {}
+        self.most_writing_one_claim = 0
+
+    def update_status(
+        self, claim: ResourceClaim, status: Mapping[str, Any], finalizers: list[str] | None = None
+    ) -> ResourceClaim:
+        with self.lock:
+            self.writing[claim.key] = self.writing.get(claim.key, 0) + 1
+            self.most_writing_one_claim = max(self.most_writing_one_claim, self.writing[claim.key])
+        time.sleep(self.write_seconds)  # the round trip, during which other binding cycles run
+        try:
+            with self.lock:
+                self.requests["put"] += 1
+                current = self.stored[claim.key]
+                if claim.resource_version != current.resource_version:
+                    self.requests["conflict"] += 1
+                    raise ClaimWriteError(f"conflict on {claim.key}", conflict=True)
+                raw = dict(claim_with_status(current, status, finalizers).raw)
+                version = str(int(current.resource_version) + 1)
+                raw["metadata"] = {**raw["metadata"], "resourceVersion": version}
+                self.stored[claim.key] = parse_resource_claim(raw)
+                return self.stored[claim.key]
+        finally:
+            with self.lock:
+                self.writing[claim.key] -= 1
+
+    def get(self, namespace: str, name: str) -> ResourceClaim:
+        with self.lock:
+            self.requests["get"] += 1
+            return self.stored[f"{namespace}/{name}"]
+
+    def replace(self, raw: dict[str, Any]) -> ResourceClaim:
+        """Someone else (the claim controller, a user) wrote the claim; berth has not heard yet."""
+        with self.lock:
+            current = self.stored[f"{raw['metadata']['namespace']}/{raw['metadata']['name']}"]
+            version = str(int(current.resource_version) + 1)
+            self.stored[current.key] = parse_resource_claim(_with(raw, resourceVersion=version))
+            return self.stored[current.key]
+
+
+def sharer(i: int) -> Pod:
+    return pod(f"sharer-{i}", f"sharer-uid-{i}", claims=[{"name": "my-resource", "resourceClaimName": CLAIM}])
+
+
+def through_reserve(pl: DynamicResources, p: Pod) -> CycleState:
+    state = CycleState()
+    assert pl.pre_filter(state, p, []) == (None, None)
+    assert pl.filter(state, p, worker()) is None
+    assert pl.reserve(state, p, WORKER) is None
+    return state
+
+
+def test_sharers_past_prefilter_together_write_the_claim_without_a_conflict() -> None:
+    """Two pods found the claim allocated in the same version; the first PreBind adds its pod to
+    ``reservedFor``. kube's second PreBind writes from its PreFilter copy, gets a 409, re-reads the
+    claim and writes again; berth's starts from the version the first one wrote (assumed), so the
+    claim ends the same with one request fewer and no conflict."""
+    first_ref = {"resource": "pods", "name": "first", "uid": "first-uid"}
+    store = store_with(allocated_claim(reservedFor=[first_ref]))
+    api = ApiServerClaims(store)
+    store.writer = api
+    pl = plugin(store)
+    states = [(through_reserve(pl, p), p) for p in (sharer(1), sharer(2))]
+    for state, p in states:
+        assert pl.pre_bind(state, p, WORKER) is None
+    written = api.stored[f"default/{CLAIM}"]
+    assert [r.uid for r in written.reserved_for] == ["first-uid", "sharer-uid-1", "sharer-uid-2"]
+    assert api.requests == {"get": 0, "put": 2, "conflict": 0}
+    assert store.get_claim("default", CLAIM) == written
+
+
+def test_a_write_berth_did_not_make_still_conflicts_and_is_re_read_as_kube_does() -> None:
+    """The newest version berth knows is only a better start: when someone else wrote the claim
+    meanwhile, PreBind's update conflicts, re-reads the claim and keeps that writer's change."""
+    store = store_with(allocated_claim())
+    api = ApiServerClaims(store)
+    store.writer = api
+    pl, p = plugin(store), sharer(1)
+    state = through_reserve(pl, p)
+    other = {"resource": "pods", "name": "other", "uid": "other-uid"}
+    api.replace(allocated_claim(reservedFor=[other]))
+    assert pl.pre_bind(state, p, WORKER) is None
+    written = api.stored[f"default/{CLAIM}"]
+    assert [r.uid for r in written.reserved_for] == ["other-uid", "sharer-uid-1"]
+    assert api.requests == {"get": 1, "put": 2, "conflict": 1}
+
+
+def test_prebind_checks_the_newest_claim_as_kube_checks_the_one_it_re_reads() -> None:
+    """bindClaim's checks on a re-read claim apply to the newest version berth knows: deleted
+    meanwhile, or allocated elsewhere while this pod's allocation was in flight; no write is sent."""
+    store = store_with(allocated_claim())
+    api = ApiServerClaims(store)
+    store.writer = api
+    pl, p = plugin(store), sharer(1)
+    state = through_reserve(pl, p)
+    deleted = api.replace(_with(allocated_claim(), deletionTimestamp="2026-01-01T00:00:00Z"))
+    store.put("ResourceClaim", deleted)  # the informer delivers it before the binding cycle's PreBind
+    status = pl.pre_bind(state, p, WORKER)
+    assert status is not None and status.code == Code.ERROR
+    assert status.reasons == [f"claim default/{CLAIM} got deleted in the meantime"]
+    assert api.requests == {"get": 0, "put": 0, "conflict": 0}
+
+    store = store_with(pending_claim(), device_class_raw(), worker_slice("instance-1", "instance-2"))
+    api = ApiServerClaims(store)
+    store.writer = api
+    pl, p = plugin(store), sharer(2)
+    state = through_reserve(pl, p)
+    store.put("ResourceClaim", api.replace(allocated_claim(device="instance-2")))
+    status = pl.pre_bind(state, p, WORKER)
+    assert status is not None and status.code == Code.ERROR
+    assert status.reasons == [f"claim default/{CLAIM} got allocated elsewhere in the meantime"]
+    assert store.pending_allocation("claim-uid") is None
+    assert api.requests == {"get": 0, "put": 0, "conflict": 0}
+
+
+def test_concurrent_sharers_write_the_claim_one_at_a_time() -> None:
+    """berth run's binding workers run the sharers' PreBinds at once: the claim's writes take turns,
+    each from the previous one's result, so none conflicts and every pod is reserved."""
+    store = store_with(allocated_claim())
+    api = ApiServerClaims(store, write_seconds=0.01)
+    store.writer = api
+    pl = plugin(store)
+    pods = [sharer(i) for i in range(6)]
+    states = [(through_reserve(pl, p), p) for p in pods]
+    results: list[Status | None] = []
+    threads = [
+        threading.Thread(target=lambda s=s, p=p: results.append(pl.pre_bind(s, p, WORKER))) for s, p in states
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [None] * len(pods)
+    written = api.stored[f"default/{CLAIM}"]
+    assert sorted(r.uid for r in written.reserved_for) == sorted(p.uid for p in pods)
+    assert api.requests == {"get": 0, "put": len(pods), "conflict": 0}
+    assert api.most_writing_one_claim == 1
+
+
+def _without_finalizer(raw: dict[str, Any]) -> dict[str, Any]:
+    return {**raw, "metadata": {k: v for k, v in raw["metadata"].items() if k != "finalizers"}}
+
+
+def _with_finalizer(raw: dict[str, Any]) -> dict[str, Any]:
+    return _with(raw, finalizers=[FINALIZER])
+
+
+@pytest.mark.parametrize("informer_delivered", [True, False], ids=["newest-known", "conflict-and-re-read"])
+@pytest.mark.parametrize(
+    ("initial", "change", "want_error"),
+    [
+        # kube's TestPlugin "with-resources-finalizer-gets-removed": the finalizer is set again.
+        (_with_finalizer(pending_claim()), _without_finalizer, None),
+        # "with-resources-finalizer-gets-added": nothing more to add, the allocation is written.
+        (pending_claim(), _with_finalizer, None),
+        # "claim deallocated before PreBind" (binding conditions on): kube's error.
+        (allocated_claim(), _deallocated, f"claim default/{CLAIM} got deallocated elsewhere in the meantime"),
+    ],
+    ids=["finalizer-gets-removed", "finalizer-gets-added", "deallocated-elsewhere"],
+)
+def test_claim_changed_between_prefilter_and_prebind(
+    initial: dict[str, Any],
+    change: Any,
+    want_error: str | None,
+    informer_delivered: bool,
+) -> None:
+    """kube's TestPlugin cases that change the claim in the API server before PreBind: the outcome is
+    the same whether berth has heard of the change (it writes from that version) or not (its write
+    conflicts and it re-reads the claim, kube's path)."""
+    store = store_with(initial, device_class_raw(), worker_slice())
+    api = ApiServerClaims(store)
+    store.writer = api
+    pl, p = plugin(store), pod_with_claim_name()
+    state = through_reserve(pl, p)
+    changed = api.replace(change(initial))
+    if informer_delivered:
+        store.put("ResourceClaim", changed)
+    status = pl.pre_bind(state, p, WORKER)
+    written = api.stored[f"default/{CLAIM}"]
+    if want_error is not None:
+        assert status is not None and status.reasons == [want_error]
+        assert written.resource_version == "2"  # nothing written
+        return
+    assert status is None
+    assert FINALIZER in written.finalizers
+    assert written.allocation is not None
+    assert [r.uid for r in written.reserved_for] == [POD_UID]
+    assert store.get_claim("default", CLAIM) == written
+    conflicts = 0 if informer_delivered else 1
+    assert api.requests == {"get": conflicts, "put": 1 + conflicts, "conflict": conflicts}

@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from app import featuregates
 from app.api.objects import Pod
 from app.backend.queue.queued_pod_info import QueuedPodInfo
 from app.backend.queue.scheduling_queue import PriorityQueue
@@ -91,11 +92,13 @@ def test_a_stop_racing_the_start_never_joins_an_unstarted_thread(monkeypatch: py
 class _RecordedStatus:
     def __init__(self) -> None:
         self.updates: list[str] = []
+        self.writers: list[str] = []  # the thread that wrote each update
 
     def update_pod_scheduled_condition(
         self, pod: Pod, *, reason: str, message: str, nominated_node_name: str | None
     ) -> None:
         self.updates.append(f"{pod.name}: {reason}")
+        self.writers.append(threading.current_thread().name)
 
     def nominate_for_binding(self, pod: object, node_name: str) -> None:
         raise AssertionError("no pod is bound in these tests")
@@ -160,3 +163,31 @@ def test_a_first_attempt_writing_a_claim_allocation_binds_before_the_backlog_and
     assert binding_goes_first(first_attempt, allocating)
     assert not binding_goes_first(retried, allocating)
     assert not binding_goes_first(first_attempt, CycleState())  # an allocated claim, or none
+
+
+@pytest.mark.parametrize("async_api_calls", [False, True])
+def test_a_failure_status_is_written_before_the_next_pod_unless_api_calls_are_async(
+    async_api_calls: bool,
+) -> None:
+    """kube's updatePod: with SchedulerAsyncAPICalls off (the default) the scheduling thread writes
+    a failed pod's PodScheduled=False itself before it pops the next pod; with it on, kube's API
+    dispatcher writes it, and berth's binding workers do."""
+    featuregates.DEFAULT.set(f"SchedulerAsyncAPICalls={str(async_api_calls).lower()}")
+    try:
+        registry = in_tree_registry()
+        engine = Engine(load_config(None, registry), registry, seed=1)
+        queue = PriorityQueue.for_profiles(engine.profiles, nominator=engine.nominator)
+        status = _RecordedStatus()
+        lookup = {"default/unplaceable": make_pod("unplaceable")}
+        s = Scheduler(engine, queue, lookup_pod=lookup.get, recorders={}, status=status, bind_workers=1)
+        queue.add(lookup["default/unplaceable"])
+        assert s.schedule_one(timeout=5)  # no nodes: the attempt fails
+        if not async_api_calls:
+            assert status.updates == ["unplaceable: Unschedulable"]
+            assert status.writers == [threading.current_thread().name]
+        assert s.stop(timeout=5.0)
+        assert status.updates == ["unplaceable: Unschedulable"]
+        if async_api_calls:
+            assert status.writers != [threading.current_thread().name]
+    finally:
+        featuregates.DEFAULT.reset()

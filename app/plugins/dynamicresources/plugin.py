@@ -12,8 +12,9 @@ parameters.
   schedulable". Its reason joins DefaultPreemption's in every FitError, as in kube-scheduler.
 - Score: with firstAvailable, nodes where an earlier (preferred) subrequest fits score higher.
 - Reserve/Unreserve: the chosen node's allocations are in flight, so no device is handed out twice.
-- PreBind: ``status.allocation`` (with the finalizer) and ``status.reservedFor``, re-reading the
-  claim and trying again after a write conflict, then waits for devices' binding conditions up to
+- PreBind: ``status.allocation`` (with the finalizer) and ``status.reservedFor``, one write of a
+  claim at a time from the newest version known, re-reading the claim and trying again after a
+  write conflict, then waits for devices' binding conditions up to
   ``bindingTimeout``.
 - DRAExtendedResource: a pod's extended resources backed by a DeviceClass get a special claim of
   their own (``extended.py``), allocated with the pod's claims and created in PreBind.
@@ -768,7 +769,9 @@ class DynamicResources(
 
     def _bind_claim(self, s: _State, index: int, pod: Pod, node_name: str) -> ResourceClaim:
         """``bindClaim``: record the allocation from Reserve (finalizer first) and the pod's
-        reservation; a write conflict re-reads the claim and tries again (``retry.DefaultRetry``)."""
+        reservation; a write conflict re-reads the claim and tries again (``retry.DefaultRetry``).
+        Writes of one claim take turns and start from the newest version the store knows (fewer
+        requests than kube, same outcome: docs/dra.md, "One write per shared claim at a time")."""
         claim = s.claims[index]
         allocation = s.infos[index].allocation
         pending_uid = claim.uid
@@ -780,21 +783,25 @@ class DynamicResources(
                 claim = self._create_extended_resource_claim(s, node_name)
                 s.claims[index] = claim  # Unreserve deletes it if binding fails from here on
 
-            current = claim
+            # One write of a claim at a time (the pods sharing it bind concurrently), each from the
+            # newest version berth knows: kube starts from PreFilter's copy, and when a sharer wrote
+            # the claim meanwhile its update conflicts, re-reads the claim and makes this write.
+            with self.store.claim_write_turn(claim.uid):
+                current = self.store.newest_claim(claim)
 
-            def attempt(refresh: bool) -> ResourceClaim:
-                nonlocal current
-                if refresh:
-                    try:
-                        current = self.store.writer.get(claim.namespace, claim.name)
-                    except ClaimWriteError as err:
-                        raise ClaimWriteError(
-                            f"get updated claim {claim.key} after conflict: {err}"
-                        ) from None
-                return self._write_claim(current, allocation, pod)
+                def attempt(refresh: bool) -> ResourceClaim:
+                    nonlocal current
+                    if refresh:
+                        try:
+                            current = self.store.writer.get(claim.namespace, claim.name)
+                        except ClaimWriteError as err:
+                            raise ClaimWriteError(
+                                f"get updated claim {claim.key} after conflict: {err}"
+                            ) from None
+                    return self._write_claim(current, allocation, pod)
 
-            updated = retry_on_conflict(attempt)
-            self.store.assume(updated)
+                updated = retry_on_conflict(attempt)
+                self.store.assume(updated)
             if extended:
                 self._record_extended_resource_claim(s, pod, updated, node_name)
             return updated
