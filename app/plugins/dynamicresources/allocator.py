@@ -616,6 +616,8 @@ class Solution:
     """The devices found for the claims on one node. Their ``status.allocation`` objects are only
     built when asked for (Reserve and Score need one node's; Filter finds many)."""
 
+    __slots__ = ("_allocations", "_run")
+
     def __init__(self, run: _Run) -> None:
         self._run = run
         self._allocations: list[dict[str, Any]] | None = None
@@ -740,6 +742,10 @@ class _Run:
             if any(p.invalid for p in self.pools):
                 raise FailedOnNode("invalid resource pools were encountered")
             return None
+        # A Filter keeps one solution per feasible node until the pod's cycle ends (a hundred per
+        # pod, for every pod waiting to bind): keep only what its allocation results are built from.
+        del self.matches, self.allocating, self.allocating_capacity, self.consumed_counters
+        del self.constraints, self.pools
         return Solution(self)
 
     def _any_device_free(self) -> bool:
