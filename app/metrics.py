@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import threading
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
@@ -379,6 +379,12 @@ def add_unschedulable_pods(plugin: str, profile: str, delta: int) -> None:
 def observe_queueing_hint(plugin: str, event: str, hint: str, seconds: float) -> None:
     """Record one queueing hint call (hint "Queue", "QueueSkip" or "Error")."""
     QUEUEING_HINT_EXECUTION_DURATION.observe((plugin, event, hint), seconds)
+
+
+def observe_queueing_hints(durations: Mapping[tuple[str, str, str], Iterable[float]]) -> None:
+    """Record many queueing hint calls: their durations by (plugin, event, hint), one lock each."""
+    for labels, seconds in durations.items():
+        QUEUEING_HINT_EXECUTION_DURATION.observe_many(labels, seconds)
 
 
 # --- the rest of kube-scheduler's families ----------------------------------------------------

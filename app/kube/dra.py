@@ -15,8 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-import orjson
-
+from app.api.decoding import loads_without_managed_fields
 from app.api.errors import FieldError
 from app.api.objects import Pod
 from app.api.resource import FINALIZER, ResourceClaim, parse_resource_claim
@@ -82,7 +81,9 @@ class ApiClaimWriter:
             raise ClaimWriteError(
                 KubeError.from_response(status, data).message, conflict=status == HTTP_CONFLICT
             )
-        decoded = orjson.loads(data)
+        # The written claim is what the store assumes until the informer's copy comes: without
+        # its managedFields, as the informer delivers claims (nothing reads them).
+        decoded = loads_without_managed_fields(data)
         if not isinstance(decoded, dict):
             raise ClaimWriteError(f"{method} {path}: expected a ResourceClaim")
         return decoded

@@ -349,7 +349,8 @@ def scheduler_informers(
     # in kube-scheduler: an API server at 1.33 does not even serve resource.k8s.io/v1.
     if featuregates.DEFAULT.enabled("DynamicResourceAllocation"):
         for rtype in DRA_RESOURCES:
-            informers.add(rtype, ObjectHandler(objects, rtype.kind))
+            # Nothing reads their managedFields (a claim's PUT without them keeps the server's).
+            informers.add(rtype, ObjectHandler(objects, rtype.kind), without_managed_fields=True)
         objects.dra.listeners.append(dra_queue_listener(queue))
     return informers
 

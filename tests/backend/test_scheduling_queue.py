@@ -748,6 +748,29 @@ def test_a_hint_that_raises_counts_as_queue() -> None:
     assert after == before + 1
 
 
+def test_every_hint_call_of_a_move_is_observed_once() -> None:
+    """A move records its hints' durations together at its end: still one observation per call,
+    under the hint each call gave (kube observes each call)."""
+
+    def odd_pods_only(pod: Pod, old: object, new: object) -> QueueingHint:
+        return QueueingHint.QUEUE if int(pod.name[1:]) % 2 else QueueingHint.QUEUE_SKIP
+
+    q = new_queue(queueing_hints=hints((EVENT_NODE_ADD, "counted", odd_pods_only)))
+    for i in range(7):
+        q.add(pod(f"p{i}"))
+    for _ in range(7):
+        fail(q, pop(q), ["counted"])
+
+    def count(hint: str) -> float:
+        labels = {"plugin": "counted", "event": "NodeAdd", "hint": hint}
+        return sample("scheduler_queueing_hint_execution_duration_seconds_count", **labels)
+
+    before = count("Queue"), count("QueueSkip")
+    q.move_all_to_active_or_backoff_queue(EVENT_NODE_ADD, None, None)
+    assert (count("Queue") - before[0], count("QueueSkip") - before[1]) == (3, 4)
+    assert sorted(where(q)["backoff"]) == ["p1", "p3", "p5"]
+
+
 # --- the unschedulable flush -------------------------------------------------------------------------
 
 

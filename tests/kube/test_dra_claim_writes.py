@@ -132,6 +132,39 @@ def test_prebind_rereads_the_claim_after_a_conflict_and_keeps_the_other_writers_
     assert [method for method, _, _ in kc.sent] == ["PUT", "GET", "PUT", "PUT"]
 
 
+def test_claim_writes_without_managed_fields_keep_the_servers_field_owners(
+    kc: CountingClient, objects: Objects
+) -> None:
+    """berth keeps claims without their managedFields (the informers cut them, and the writer's
+    responses), so PreBind's PUT of the claim sends none: the API server then keeps its own,
+    and the claim's creator still owns its fields, beside the writer's new entries."""
+    cls, pool, claim = objects.gpu_class(), objects.node_slice(), objects.gpu_claim("owned")
+    created = objects.read_claim("owned")["metadata"]["managedFields"]
+    slim = {**claim, "metadata": {k: v for k, v in claim["metadata"].items() if k != "managedFields"}}
+    plugin, store = plugin_over(kc, cls, pool, slim)
+    pod = objects.pod("owner")
+    pod = parse_pod(
+        {
+            **pod.raw,
+            "spec": {**pod.raw["spec"], "resourceClaims": [{"name": "gpu", "resourceClaimName": "owned"}]},
+        }
+    )
+    state = CycleState()
+    assert plugin.pre_filter(state, pod, []) == (None, None)
+    assert plugin.filter(state, pod, NodeInfo(make_node(NODE))) is None
+    assert plugin.reserve(state, pod, NODE) is None
+    assert plugin.pre_bind(state, pod, NODE) is None
+
+    stored = objects.read_claim("owned")
+    assert FINALIZER in stored["metadata"]["finalizers"]
+    owners = stored["metadata"]["managedFields"]
+    assert [m for m in owners if m["manager"] == created[0]["manager"]] == created
+    assert {m.get("subresource", "") for m in owners if m not in created} == {"", "status"}
+    written = store.get_claim(objects.namespace, "owned")
+    assert written is not None and written.allocation is not None
+    assert "managedFields" not in written.raw["metadata"]
+
+
 def test_the_extended_resource_claim_is_created_recorded_and_deleted_by_unreserve(
     kc: CountingClient, objects: Objects
 ) -> None:

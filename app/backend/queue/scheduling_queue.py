@@ -110,6 +110,10 @@ NamespaceLabelsLookup = Callable[[str], Mapping[str, str] | None]
 """A namespace's labels by name; None when the namespace is unknown (kube's lister miss)."""
 
 
+HintTimings = dict[tuple[str, str, str], list[float]]
+"""Queueing hint durations by (plugin, event, hint label), gathered over one move."""
+
+
 class _Strategy(IntEnum):
     """``queueingStrategy``."""
 
@@ -744,26 +748,34 @@ class PriorityQueue:
         # every pod it gates (hundreds wait for their claims while a claim controller catches up).
         ungates: dict[str | None, bool] = {}
         deleted = _deleted_uid(event, old_obj)
-        for qpi in pods:
-            if qpi.gated:
-                gate = qpi.gating_plugin
-                matches = ungates.get(gate)
-                if matches is None:
-                    matches = ungates[gate] = match_any_cluster_event(event, qpi.gating_plugin_events)
-                if not matches:
+        # The hints' durations, recorded into their histogram once per move instead of once per
+        # pod (the same observations; a claim event asks a hint about every gated pod).
+        timings: HintTimings = {}
+        try:
+            for qpi in pods:
+                if qpi.gated:
+                    gate = qpi.gating_plugin
+                    matches = ungates.get(gate)
+                    if matches is None:
+                        matches = ungates[gate] = match_any_cluster_event(event, qpi.gating_plugin_events)
+                    if not matches:
+                        continue
+                    if qpi.released_by is not None and qpi.released_by != deleted:
+                        # Only that pod's deletion can ungate it: the hints and PreEnqueue would run
+                        # to put it back where it is.
+                        continue
+                strategy = self._worth_requeuing(qpi, event, old_obj, new_obj, timings)
+                if strategy is _Strategy.SKIP:
+                    if logs.enabled(5):
+                        logs.info("Event is not making pod schedulable", 5, pod=qpi.pod.key, event=label)
                     continue
-                if qpi.released_by is not None and qpi.released_by != deleted:
-                    # Only that pod's deletion can ungate it: the hints and PreEnqueue would run
-                    # to put it back where it is.
-                    continue
-            strategy = self._worth_requeuing(qpi, event, old_obj, new_obj)
-            if strategy is _Strategy.SKIP:
-                if logs.enabled(5):
-                    logs.info("Event is not making pod schedulable", 5, pod=qpi.pod.key, event=label)
-                continue
-            self._unschedulable.delete(qpi.pod.key, qpi.gated)
-            queue = self._requeue(qpi, strategy, label)
-            activated = activated or queue == ACTIVE_Q or (self._pop_from_backoff_q and queue == BACKOFF_Q)
+                self._unschedulable.delete(qpi.pod.key, qpi.gated)
+                queue = self._requeue(qpi, strategy, label)
+                activated = (
+                    activated or queue == ACTIVE_Q or (self._pop_from_backoff_q and queue == BACKOFF_Q)
+                )
+        finally:
+            metrics.observe_queueing_hints(timings)
         self._move_request_cycle = self._active.scheduling_cycle
         if self._active.add_event_if_any_in_flight(old_obj, new_obj, event) and logs.enabled(5):
             logs.info("Event received while pods are in flight", 5, event=label)
@@ -821,9 +833,15 @@ class PriorityQueue:
         return fns
 
     def _worth_requeuing(
-        self, qpi: QueuedPodInfo, event: ClusterEvent, old_obj: object, new_obj: object
+        self,
+        qpi: QueuedPodInfo,
+        event: ClusterEvent,
+        old_obj: object,
+        new_obj: object,
+        timings: HintTimings | None = None,
     ) -> _Strategy:
-        """``isPodWorthRequeuing``: ask the rejecting plugins' hints about ``event``."""
+        """``isPodWorthRequeuing``: ask the rejecting plugins' hints about ``event`` (their
+        durations go into ``timings`` when given, for the caller to record, else at once)."""
         if not qpi.has_rejectors():
             return _Strategy.AFTER_BACKOFF
         pod = qpi.pod
@@ -843,7 +861,7 @@ class PriorityQueue:
         for f in fns:
             if not qpi.rejected_by(f.plugin_name):
                 continue
-            if self._run_hint(f, pod, event, old_obj, new_obj) is QueueingHint.QUEUE_SKIP:
+            if self._run_hint(f, pod, event, old_obj, new_obj, timings) is QueueingHint.QUEUE_SKIP:
                 continue
             if f.plugin_name in pending:
                 return _Strategy.IMMEDIATELY
@@ -853,9 +871,16 @@ class PriorityQueue:
         return strategy
 
     def _run_hint(
-        self, f: QueueingHintFunction, pod: Pod, event: ClusterEvent, old_obj: object, new_obj: object
+        self,
+        f: QueueingHintFunction,
+        pod: Pod,
+        event: ClusterEvent,
+        old_obj: object,
+        new_obj: object,
+        timings: HintTimings | None = None,
     ) -> QueueingHint:
-        """One hint call; a hint that raises counts as Queue (and is logged)."""
+        """One hint call; a hint that raises counts as Queue (and is logged). Its duration goes
+        into ``timings`` when given (the caller records them), else into the histogram at once."""
         start = time.perf_counter()
         try:
             hint = f.hint_fn(pod, old_obj, new_obj)
@@ -872,7 +897,16 @@ class PriorityQueue:
         if self._queueing_hints:
             # kube-scheduler registers scheduler_queueing_hint_execution_duration_seconds only with
             # SchedulerQueueingHints on: without it the default hints' timings are never exposed.
-            metrics.observe_queueing_hint(f.plugin_name, event.label, label, time.perf_counter() - start)
+            seconds = time.perf_counter() - start
+            if timings is None:
+                metrics.observe_queueing_hint(f.plugin_name, event.label, label, seconds)
+            else:
+                key = (f.plugin_name, event.label, label)
+                durations = timings.get(key)
+                if durations is None:
+                    timings[key] = [seconds]
+                else:
+                    durations.append(seconds)
         return hint
 
     # --- PreEnqueue ----------------------------------------------------------------------------

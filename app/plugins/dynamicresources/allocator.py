@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from itertools import filterfalse
 from typing import Any
 
 from app.api.objects import Node
@@ -106,6 +107,11 @@ class Pool:
     device_id_set: frozenset[DeviceID] = frozenset()
     """All of ``device_ids``: "is every device of the pool taken" is then one subset test on
     stored hashes (a list argument would be turned into a new set, hashing every ID, per call)."""
+    search_order: tuple[DeviceID, ...] = ()
+    """``device_ids`` flattened, in the search's order (slice by slice, device by device): the
+    single-device search skips the taken ones in C (``filterfalse``) instead of a Python loop."""
+    device_at: dict[DeviceID, tuple[ResourceSlice, Device]] = field(default_factory=dict)
+    """Each of ``search_order``'s devices with its slice (a valid pool's device names are unique)."""
     fits_unrequested: dict[str, bool] = field(default_factory=dict)
     """Device name -> whether the device's capacity admits a request that asks for none while
     nothing of it is consumed: its own property, so kept with the pool (which lives until a slice
@@ -114,6 +120,13 @@ class Pool:
     def __post_init__(self) -> None:
         if self.device_ids and not self.device_id_set:
             self.device_id_set = frozenset(i for ids in self.device_ids for i in ids)
+        if self.device_ids and not self.search_order:
+            self.search_order = tuple(i for ids in self.device_ids for i in ids)
+            self.device_at = {
+                device_id: (s, device)
+                for s, ids in zip(self.slices, self.device_ids, strict=True)
+                for device, device_id in zip(s.devices, ids, strict=True)
+            }
 
     @property
     def pool_id(self) -> str:
@@ -603,6 +616,8 @@ class Solution:
     """The devices found for the claims on one node. Their ``status.allocation`` objects are only
     built when asked for (Reserve and Score need one node's; Filter finds many)."""
 
+    __slots__ = ("_allocations", "_run")
+
     def __init__(self, run: _Run) -> None:
         self._run = run
         self._allocations: list[dict[str, Any]] | None = None
@@ -727,6 +742,10 @@ class _Run:
             if any(p.invalid for p in self.pools):
                 raise FailedOnNode("invalid resource pools were encountered")
             return None
+        # A Filter keeps one solution per feasible node until the pod's cycle ends (a hundred per
+        # pod, for every pod waiting to bind): keep only what its allocation results are built from.
+        del self.matches, self.allocating, self.allocating_capacity, self.consumed_counters
+        del self.constraints, self.pools
         return Solution(self)
 
     def _any_device_free(self) -> bool:
@@ -762,29 +781,31 @@ class _Run:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise AllocationTimeout
         features = self.features
-        allocated = self.a.allocated.allocated_devices
+        taken = self.a.allocated.allocated_devices.__contains__
         check_capacity = features.consumable_capacity
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
-            for s, ids in zip(pool.slices, pool.device_ids, strict=True):
-                for device, device_id in zip(s.devices, ids, strict=True):
-                    # Each device is looked at once here: nothing to remember per search.
-                    if device_id in allocated or not self._matches_request(0, data, s, device, device_id):
-                        continue
-                    if check_capacity and not self._capacity_fits(request, device_id, device, pool):
-                        continue
-                    if (
-                        device.consumes_counters
-                        or (features.device_taints and device.taints)
-                        or (check_capacity and device.allow_multiple_allocations)
-                    ):
-                        return None
-                    if self.deadline is not None and time.monotonic() > self.deadline:
-                        raise AllocationTimeout  # where the general search checks it once more
-                    self.allocating[device_id] = {0}
-                    self.results[0].append(_Result(request.name, "", device_id, device, s, data))
-                    return True
+            device_at = pool.device_at
+            # The free devices in search order; the taken ones (most of a filling node's) are
+            # skipped in C. Each device is looked at once here: nothing to remember per search.
+            for device_id in filterfalse(taken, pool.search_order):
+                s, device = device_at[device_id]
+                if not self._matches_request(0, data, s, device, device_id):
+                    continue
+                if check_capacity and not self._capacity_fits(request, device_id, device, pool):
+                    continue
+                if (
+                    device.consumes_counters
+                    or (features.device_taints and device.taints)
+                    or (check_capacity and device.allow_multiple_allocations)
+                ):
+                    return None
+                if self.deadline is not None and time.monotonic() > self.deadline:
+                    raise AllocationTimeout  # where the general search checks it once more
+                self.allocating[device_id] = {0}
+                self.results[0].append(_Result(request.name, "", device_id, device, s, data))
+                return True
         return False
 
     def _validate_request(
@@ -888,8 +909,11 @@ class _Run:
         device_class: DeviceClass | None,
         selectors: list[str],
     ) -> bool:
+        results = device.selector_results
         for i, expression in enumerate(selectors):
-            verdict = device.selector_results.get(expression)
+            verdict = results.get(expression)
+            if verdict is True:  # the common case, remembered from an earlier pod or node
+                continue
             if verdict is None:
                 verdict = device_verdict(self.a.cel_cache, expression, device_id[0], device)
             if isinstance(verdict, str):
