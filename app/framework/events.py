@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from enum import IntEnum, IntFlag
+from enum import Enum, IntEnum, IntFlag
 from typing import TypeVar
 
 from app import featuregates
@@ -58,6 +58,9 @@ __all__ = [
     "ClusterEvent",
     "ClusterEventWithHint",
     "HintError",
+    "HintKeys",
+    "HintScope",
+    "PodHintKeys",
     "QueueingHint",
     "QueueingHintFn",
     "QueueingHintFunction",
@@ -238,20 +241,60 @@ class HintError(TypeError):
     """A hint function got an object it cannot interpret."""
 
 
+class HintScope(Enum):
+    """What an event is about, when it is not one object a :class:`HintKeys` can name."""
+
+    UNKEYED = "unkeyed"
+    """Not about one object the keys decide (a claim deallocated: it may help any pod): the pods
+    whose :class:`PodHintKeys` say ``unkeyed`` are asked."""
+    EVERY_POD = "every-pod"
+    """The keys decide nothing (objects the hint cannot read, so it raises): every pod is asked."""
+
+
+@dataclass(frozen=True, slots=True)
+class PodHintKeys:
+    """For one pod: the keys (``namespace/name``) of the objects whose events may get anything but
+    QueueSkip from the hint, and whether events that are about no one key (:data:`HintScope.UNKEYED`)
+    may. A function of the pod alone: the queue derives it again after every change of the pod."""
+
+    keys: frozenset[str]
+    unkeyed: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class HintKeys:
+    """berth's addition to a hint registration: which objects' events can change the hint's answer.
+
+    ``for_pod(pod)`` tells, for a pod the plugin rejected or gates, the objects whose events may get
+    anything but QueueSkip; ``of_event(old, new)`` tells which object an event of the registered
+    resource is about (its key), or a :class:`HintScope`. The scheduling queue then asks the hint
+    about a pod only for events its keys admit: the answers it skips are QueueSkip by this contract,
+    so which pods move, when and where is kube-scheduler's. Both must be pure, cheap and exact: a key
+    left out loses a move.
+    """
+
+    for_pod: Callable[[Pod], PodHintKeys]
+    of_event: Callable[[object, object], str | HintScope]
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterEventWithHint:
-    """A registered event and its hint function; no function means always Queue."""
+    """A registered event and its hint function; no function means always Queue. ``keys``, with a
+    hint function, lets the queue skip the calls whose answer is known to be QueueSkip."""
 
     event: ClusterEvent
     hint_fn: QueueingHintFn | None = None
+    keys: HintKeys | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class QueueingHintFunction:
-    """One plugin's hint for one registered event (``internalqueue.QueueingHintFunction``)."""
+    """One plugin's hint for one registered event (``internalqueue.QueueingHintFunction``), with
+    the registration's :class:`HintKeys` if any."""
 
     plugin_name: str
     hint_fn: QueueingHintFn
+    keys: HintKeys | None = None
 
 
 QueueingHintMap = dict[ClusterEvent, list[QueueingHintFunction]]
@@ -325,7 +368,9 @@ def build_queueing_hint_map(
                 node_taint_updated = node_taint_updated or bool(
                     e.event.action_type & ActionType.UPDATE_NODE_TAINT
                 )
-            hint_map.setdefault(e.event, []).append(QueueingHintFunction(plugin, e.hint_fn or always_queue))
+            hint_map.setdefault(e.event, []).append(
+                QueueingHintFunction(plugin, e.hint_fn or always_queue, e.keys if e.hint_fn else None)
+            )
         if node_added and not node_taint_updated:
             hint_map.setdefault(_NODE_TAINT_UPDATE, []).append(QueueingHintFunction(plugin, always_queue))
     return hint_map

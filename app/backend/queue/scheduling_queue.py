@@ -70,6 +70,8 @@ from app.framework.events import (
     SCHEDULE_ATTEMPT_FAILURE,
     ActionType,
     ClusterEvent,
+    HintKeys,
+    PodHintKeys,
     QueueingHint,
     QueueingHintFunction,
     QueueingHintMap,
@@ -167,7 +169,7 @@ class PriorityQueue:
         self._backoff = BackoffQueue(
             clock, pod_initial_backoff, pod_max_backoff, active_key, pop_from_backoff_q
         )
-        self._unschedulable = UnschedulablePods()
+        self._unschedulable = UnschedulablePods(self._pod_key_filters)
         self._pop_from_backoff_q = pop_from_backoff_q
         self._max_in_unschedulable = pod_max_in_unschedulable_pods_duration
         self._pre_enqueue = {name: list(plugins) for name, plugins in (pre_enqueue or {}).items()}
@@ -178,6 +180,7 @@ class PriorityQueue:
         self._matching: dict[tuple[str, ClusterEvent], list[QueueingHintFunction] | None] = {}
         self._interesting: dict[ClusterEvent, bool] = {}
         self._event_plugins: dict[ClusterEvent, frozenset[str]] = {}
+        self._keyed_hints: dict[str, dict[str, list[QueueingHintFunction]]] = {}
         self._nominator = nominator
         self._namespace_labels = namespace_labels
         self._closed = False
@@ -252,6 +255,7 @@ class PriorityQueue:
                 self._cond.notify_all()
             return
         self._set_pod(qpi, old, new)
+        self._unschedulable.reindex(qpi)  # its key filters are the new pod's
         if not self._queueing_hints:
             if is_pod_updated(old, new):
                 # Without hints any real change may help: requeue as an UnscheduledPod/Update.
@@ -342,7 +346,7 @@ class PriorityQueue:
                     pods: Iterable[QueuedPodInfo] = self._unschedulable
                 else:
                     pods = self._unschedulable.candidates(
-                        self._plugins_with_hints(event), _deleted_uid(event, old_obj)
+                        self._plugins_with_hints(event), _deleted_uid(event, old_obj), event, old_obj, new_obj
                     )
                 if pre_check is not None:
                     pods = [q for q in pods if pre_check(q.pod)]
@@ -832,6 +836,37 @@ class PriorityQueue:
         self._matching[cache_key] = fns
         return fns
 
+    def _pod_key_filters(self, qpi: QueuedPodInfo) -> list[tuple[str, HintKeys, PodHintKeys]]:
+        """For an unschedulable pod: (resource, keys, the pod's keys) for each resource whose every
+        hint that the pod's rejecting plugins registered, for events that may be of that resource,
+        came with :class:`HintKeys`; the queue then asks those hints about the pod only for the
+        events its keys admit (:meth:`UnschedulablePods.candidates`). A key function that raises
+        narrows nothing."""
+        pod = qpi.pod
+        profile = pod.scheduler_name
+        by_resource = self._keyed_hints.get(profile)
+        if by_resource is None:
+            by_resource = self._keyed_hints[profile] = _keyed_hints(self._hints.get(profile, {}))
+        if not by_resource:
+            return []
+        rejectors = qpi.unschedulable_plugins | qpi.pending_plugins
+        out: list[tuple[str, HintKeys, PodHintKeys]] = []
+        for resource, fns in by_resource.items():
+            relevant = [f for f in fns if f.plugin_name in rejectors]
+            if not relevant:
+                continue
+            pod_keys: dict[HintKeys, PodHintKeys] = {}
+            try:
+                for f in relevant:
+                    if f.keys is None:
+                        raise LookupError(f"{f.plugin_name} hints {resource} events without keys")
+                    if f.keys not in pod_keys:
+                        pod_keys[f.keys] = f.keys.for_pod(pod)
+            except Exception:  # no keys (or failing ones): the pod is asked about every event
+                continue
+            out.extend((resource, hint_keys, keys) for hint_keys, keys in pod_keys.items())
+        return out
+
     def _worth_requeuing(
         self,
         qpi: QueuedPodInfo,
@@ -1011,6 +1046,25 @@ def _always_queue(hint_map: QueueingHintMap) -> QueueingHintMap:
     event and plugin, its hint becomes the default Queue."""
     return {
         event: [QueueingHintFunction(f.plugin_name, _queue) for f in fns] for event, fns in hint_map.items()
+    }
+
+
+def _keyed_hints(hint_map: QueueingHintMap) -> dict[str, list[QueueingHintFunction]]:
+    """For each resource some hint of ``hint_map`` was registered for with :class:`HintKeys`: every
+    hint function whose registered event may match an event of that resource (wildcards too)."""
+    resources = {
+        registered.resource
+        for registered, fns in hint_map.items()
+        if not registered.is_wildcard() and any(f.keys is not None for f in fns)
+    }
+    return {
+        resource: [
+            f
+            for registered, fns in hint_map.items()
+            if match_cluster_events(registered, ClusterEvent(resource, registered.action_type))
+            for f in fns
+        ]
+        for resource in resources
     }
 
 

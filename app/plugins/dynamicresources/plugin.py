@@ -56,6 +56,9 @@ from app.framework.events import (
     ClusterEvent,
     ClusterEventWithHint,
     HintError,
+    HintKeys,
+    HintScope,
+    PodHintKeys,
     QueueingHint,
     as_pods,
 )
@@ -313,6 +316,7 @@ class DynamicResources(
             ClusterEventWithHint(
                 ClusterEvent(RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE),
                 self.is_schedulable_after_claim_change,
+                HintKeys(claim_hint_keys, claim_event_key),
             ),
             ClusterEventWithHint(
                 ClusterEvent(POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
@@ -892,6 +896,39 @@ class DynamicResources(
             if time.monotonic() >= deadline:
                 return error("device binding timeout: context deadline exceeded")
             time.sleep(min(BINDING_POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+
+
+def claim_hint_keys(pod: Pod) -> PodHintKeys:
+    """The claims whose events may get anything but QueueSkip from
+    :meth:`DynamicResources.is_schedulable_after_claim_change` for ``pod``: the claims it names
+    (:func:`_names_claim`), and deallocations of any claim unless the pod's claims cannot all be
+    resolved whatever the store holds (a template entry without its ``resourceClaimStatuses``
+    entry, or an entry naming neither a claim nor a template): then ``pod_claims`` raises and the
+    hint answers QueueSkip to every claim event, so only an update of the pod can help it."""
+    namespace = pod.namespace
+    keys: set[str] = set()
+    for ref in pod.resource_claims.claims:
+        if ref.resource_claim_name:
+            keys.add(f"{namespace}/{ref.resource_claim_name}")
+            continue
+        if not ref.resource_claim_template_name:
+            return PodHintKeys(frozenset(), unkeyed=False)
+        found, claim_name = pod.resource_claims.generated_name(ref.name)
+        if not found:
+            return PodHintKeys(frozenset(), unkeyed=False)
+        if claim_name:
+            keys.add(f"{namespace}/{claim_name}")
+    return PodHintKeys(frozenset(keys))
+
+
+def claim_event_key(old: object, new: object) -> str | HintScope:
+    """Which claim a ResourceClaim event is about, for :func:`claim_hint_keys`: a deallocation may
+    help any pod whose claims resolve; objects the hint cannot read make it raise (Queue) for every pod."""
+    if not isinstance(new, ResourceClaim) or (old is not None and not isinstance(old, ResourceClaim)):
+        return HintScope.EVERY_POD
+    if old is not None and old.allocation is not None and new.allocation is None:
+        return HintScope.UNKEYED
+    return new.key
 
 
 def _names_claim(pod: Pod, claim: ResourceClaim) -> bool:
