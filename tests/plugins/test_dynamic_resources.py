@@ -16,7 +16,7 @@ from app.api.resource import FINALIZER, ResourceClaim, claim_with_status, parse_
 from app.config import load_config
 from app.framework.cycle_state import CycleState
 from app.framework.dra import ClaimWriteError, DRAStore, allocates_in_flight
-from app.framework.events import QueueingHint
+from app.framework.events import HintScope, PodHintKeys, QueueingHint
 from app.framework.status import Code, NodeToStatus, Status
 from app.framework.types import NodeInfo
 from app.plugins.dynamicresources.plugin import (
@@ -26,6 +26,8 @@ from app.plugins.dynamicresources.plugin import (
     NOT_AVAILABLE_ON_NODE,
     STILL_NOT_SCHEDULABLE,
     DynamicResources,
+    claim_event_key,
+    claim_hint_keys,
 )
 from app.plugins.registry import in_tree_registry
 from app.scheduler.scheduler import ClusterObjects, Engine
@@ -791,3 +793,48 @@ def test_claim_changed_between_prefilter_and_prebind(
     assert store.get_claim("default", CLAIM) == written
     conflicts = 0 if informer_delivered else 1
     assert api.requests == {"get": conflicts, "put": 1 + conflicts, "conflict": conflicts}
+
+
+@pytest.mark.parametrize(
+    ("name", "p", "claims", "old", "new", "want"),
+    CLAIM_CHANGE_HINT_CASES,
+    ids=[c[0] for c in CLAIM_CHANGE_HINT_CASES],
+)
+def test_claim_hint_keys_leave_out_only_events_the_hint_skips(
+    name: str,
+    p: Pod,
+    claims: list[dict[str, Any]],
+    old: dict[str, Any] | None,
+    new: dict[str, Any],
+    want: QueueingHint,
+) -> None:
+    """The queue does not ask the claim hint about an event the pod's keys leave out: the hint
+    must answer QueueSkip to every such event, and every Queue must be for an admitted one."""
+    old_claim = parse_resource_claim(old) if old is not None else None
+    new_claim = parse_resource_claim(new)
+    pod_keys = claim_hint_keys(p)
+    scope = claim_event_key(old_claim, new_claim)
+    admitted = (
+        scope is HintScope.EVERY_POD
+        or (scope is HintScope.UNKEYED and pod_keys.unkeyed)
+        or (isinstance(scope, str) and scope in pod_keys.keys)
+    )
+    if want is QueueingHint.QUEUE:
+        assert admitted
+    if name == "claim-deallocate":
+        assert scope is HintScope.UNKEYED
+    if not admitted:
+        store = store_with(*claims)
+        store.upsert("ResourceClaim", new["metadata"]["name"], new)
+        assert (
+            plugin(store).is_schedulable_after_claim_change(p, old_claim, new_claim)
+            is QueueingHint.QUEUE_SKIP
+        )
+
+
+def test_claim_hint_keys_of_pods() -> None:
+    assert claim_hint_keys(pod_with_claim_name()).keys == {f"default/{CLAIM}"}
+    assert claim_hint_keys(pod_with_claim_template(True)) == PodHintKeys(frozenset({f"default/{CLAIM}"}))
+    # Without its status entry no claim event can help: only the pod's update.
+    assert claim_hint_keys(pod_with_claim_template(False)) == PodHintKeys(frozenset(), unkeyed=False)
+    assert claim_event_key(None, "not a claim") is HintScope.EVERY_POD
