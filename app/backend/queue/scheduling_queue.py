@@ -23,7 +23,11 @@ Moves, as kube-scheduler makes them with QueueingHints (GA, always on):
   (still backing off) or active. A gated pod is only looked at for its gating plugin's events,
   and, when that plugin named the one pod whose deletion alone can ungate it (DefaultPreemption's
   preemptor waiting for its last victim), only for that pod's deletion (see
-  ``PreEnqueuePlugin.gated_until_deleted``).
+  ``PreEnqueuePlugin.gated_until_deleted``). A hint registered with
+  :class:`~app.framework.events.HintKeys` (DynamicResources' claim hint) is asked about a pod only
+  for the events of its resource whose object the pod's keys name (the pod's claims), and for those
+  about no one object (a deallocation) when the pod admits them: the calls skipped answer
+  QueueSkip, so the moves are kube-scheduler's (:mod:`.unschedulable_pods`).
 - The flush loop (``run``) moves pods whose backoff ended to active every whole second, and
   every 30 s moves pods unschedulable for longer than ``pod_max_in_unschedulable_pods_duration``
   (5 min) as if a wildcard event had arrived.
