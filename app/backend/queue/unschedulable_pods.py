@@ -195,8 +195,7 @@ class UnschedulablePods:
         self._indexed[pod_key] = plugins
         for plugin in plugins:
             self._by_plugin.setdefault(plugin, set()).add(pod_key)
-        if self._key_filters is not None:
-            self._index_keys(pod_key, qpi)
+        self._index_keys(pod_key, qpi)
 
     def _index_keys(self, pod_key: str, qpi: QueuedPodInfo) -> None:
         filters = self._key_filters(qpi) if self._key_filters is not None and qpi.has_rejectors() else ()
