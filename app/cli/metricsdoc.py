@@ -29,7 +29,14 @@ cache) have no counterpart: berth has no such cache. kube-scheduler v1.36.3's Op
 `scheduler_get_node_hint_duration_seconds`, `scheduler_store_schedule_results_duration_seconds`)
 are absent: berth scores every pod afresh and has no batch cache. kube-scheduler has no
 extender-specific family; an extender's work shows in `scheduler_goroutines` (kube's
-`prioritizing_extender` operation) and the cycle's durations.
+`prioritizing_extender` operation) and the cycle's durations. The queue does not ask a hint whose
+answer it knows to be QueueSkip: a preemptor held until its last victim is deleted is looked at only
+for that pod's events, and a pod waiting on DynamicResources' claims only for its own claims' events
+(and deallocations), so `scheduler_queueing_hint_execution_duration_seconds` and
+`scheduler_plugin_execution_duration_seconds{extension_point="PreEnqueue"}` get no sample for those
+calls; where each pod goes, and `scheduler_queue_incoming_pods_total`, are kube's. kube's own
+counts of these histograms are lossy (its async recorder drops samples when its 1000-entry buffer
+is full).
 
 Where berth keeps a kube-scheduler quirk: `scheduler_preemption_goroutines_execution_total` and
 `scheduler_preemption_goroutines_duration_seconds` are always `result="success"`, with a duration
