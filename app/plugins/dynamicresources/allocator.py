@@ -578,6 +578,9 @@ class Allocator:
         # Pools by node: the same for every pod until a slice or the node changes. The DRA store
         # lends a cache it clears on every ResourceSlice change; entries are for one Node object.
         self._pools = pool_cache if pool_cache is not None else {}
+        # Validated requests for an exact count, by the request's identity (the request is kept
+        # beside its data, so the identity cannot be reused): see _Run._exact_request_data.
+        self.exact_requests: dict[int, tuple[DeviceSubRequest, _RequestData]] = {}
 
     def pools_for(self, node: Node) -> list[Pool]:
         """``GatherPools`` for ``node``, from the cache when neither the slices nor the node changed."""
@@ -712,7 +715,7 @@ class _Run:
                             f"claim {claim.key}, request {request.name}: missing device class name "
                             "(unsupported request type?)"
                         )
-                    data = self._validate_request(claim, request.exactly, "", (claim_index, request_index, 0))
+                    data = self._exact_request_data(claim, request.exactly, (claim_index, request_index, 0))
                     self.request_data[(claim_index, request_index, 0)] = data
                     min_devices += data.num_devices
             self.min_devices_total += min_devices
@@ -807,6 +810,21 @@ class _Run:
                 self.results[0].append(_Result(request.name, "", device_id, device, s, data))
                 return True
         return False
+
+    def _exact_request_data(
+        self, claim: ResourceClaim, request: DeviceSubRequest, key: tuple[int, int, int]
+    ) -> _RequestData:
+        """:meth:`_validate_request` for a request without subrequests, once per request and pod:
+        for an exact count the result does not depend on the node (the allocator is the pod's, so
+        the class is the one its first node looked up), and the search never changes it. Failures
+        are not remembered: each node raises them again."""
+        cached = self.a.exact_requests.get(id(request))
+        if cached is not None and cached[0] is request:
+            return cached[1]
+        data = self._validate_request(claim, request, "", key)
+        if request.allocation_mode == ALLOCATION_MODE_EXACT_COUNT:
+            self.a.exact_requests[id(request)] = (request, data)
+        return data
 
     def _validate_request(
         self, claim: ResourceClaim, request: DeviceSubRequest, parent: str, key: tuple[int, int, int]
