@@ -547,6 +547,16 @@ class _Undo:
             run._return_counters(self.pool, self.device)
 
 
+@dataclass(slots=True)
+class _ClaimSetup:
+    """One claim's validated requests (exact counts only, no subrequests, no constraints) and the
+    devices it needs at least, kept by the pod's allocator for its later nodes."""
+
+    claim: ResourceClaim  # kept, so that the id the setup is filed under is not reused
+    request_data: list[_RequestData]
+    min_devices: int
+
+
 class _MaxSizeExceeded(Exception):
     """``errAllocationResultMaxSizeExceeded``: more than 32 devices for a claim down this path."""
 
@@ -578,9 +588,9 @@ class Allocator:
         # Pools by node: the same for every pod until a slice or the node changes. The DRA store
         # lends a cache it clears on every ResourceSlice change; entries are for one Node object.
         self._pools = pool_cache if pool_cache is not None else {}
-        # Validated requests for an exact count, by the request's identity (the request is kept
-        # beside its data, so the identity cannot be reused): see _Run._exact_request_data.
-        self.exact_requests: dict[int, tuple[DeviceSubRequest, _RequestData]] = {}
+        # The setup of each claim whose setup is the same on every node, by the claim's identity
+        # (see _Run.allocate): the checks and lookups of the first node are not repeated.
+        self.claim_setups: dict[int, _ClaimSetup] = {}
 
     def pools_for(self, node: Node) -> list[Pool]:
         """``GatherPools`` for ``node``, from the cache when neither the slices nor the node changed."""
@@ -679,7 +689,16 @@ class _Run:
 
     def allocate(self) -> Solution | None:
         self.pools = self.a.pools_for(self.node)
+        claim_setups = self.a.claim_setups
         for claim_index, claim in enumerate(self.claims):
+            setup = claim_setups.get(id(claim))
+            if setup is not None and setup.claim is claim:
+                # Validated on an earlier node of this pod: the same requests, classes and limits.
+                for request_index, data in enumerate(setup.request_data):
+                    self.request_data[(claim_index, request_index, 0)] = data
+                self.min_devices_total += setup.min_devices
+                self.constraints.append(())
+                continue
             min_devices = 0
             for request_index, request in enumerate(claim.requests):
                 has_sub = bool(request.first_available)
@@ -715,7 +734,7 @@ class _Run:
                             f"claim {claim.key}, request {request.name}: missing device class name "
                             "(unsupported request type?)"
                         )
-                    data = self._exact_request_data(claim, request.exactly, (claim_index, request_index, 0))
+                    data = self._validate_request(claim, request.exactly, "", (claim_index, request_index, 0))
                     self.request_data[(claim_index, request_index, 0)] = data
                     min_devices += data.num_devices
             self.min_devices_total += min_devices
@@ -732,6 +751,17 @@ class _Run:
                     )
                 constraints.append(_Constraint(constraint, self.features.list_type_attributes))
             self.constraints.append(constraints or ())
+            if not constraints and all(
+                r.exactly is not None and r.exactly.allocation_mode == ALLOCATION_MODE_EXACT_COUNT
+                for r in claim.requests
+            ):
+                # Nothing of this setup depends on the node, and the search changes none of it
+                # (constraints hold per-search state, requests for all devices list the node's).
+                claim_setups[id(claim)] = _ClaimSetup(
+                    claim,
+                    [self.request_data[(claim_index, i, 0)] for i in range(len(claim.requests))],
+                    min_devices,
+                )
         try:
             # A node whose every device is taken (a full cluster's usual case) needs no search: the
             # search would look at no device, so no selector runs and the outcome is the same.
@@ -810,21 +840,6 @@ class _Run:
                 self.results[0].append(_Result(request.name, "", device_id, device, s, data))
                 return True
         return False
-
-    def _exact_request_data(
-        self, claim: ResourceClaim, request: DeviceSubRequest, key: tuple[int, int, int]
-    ) -> _RequestData:
-        """:meth:`_validate_request` for a request without subrequests, once per request and pod:
-        for an exact count the result does not depend on the node (the allocator is the pod's, so
-        the class is the one its first node looked up), and the search never changes it. Failures
-        are not remembered: each node raises them again."""
-        cached = self.a.exact_requests.get(id(request))
-        if cached is not None and cached[0] is request:
-            return cached[1]
-        data = self._validate_request(claim, request, "", key)
-        if request.allocation_mode == ALLOCATION_MODE_EXACT_COUNT:
-            self.a.exact_requests[id(request)] = (request, data)
-        return data
 
     def _validate_request(
         self, claim: ResourceClaim, request: DeviceSubRequest, parent: str, key: tuple[int, int, int]
