@@ -783,8 +783,11 @@ class _Run:
 
     def _any_device_free(self) -> bool:
         """Whether some device of a usable pool is not allocated (admin access may use any)."""
-        if self.min_devices_total == 0 or any(d.request.admin_access for d in self.request_data.values()):
+        if self.min_devices_total == 0:
             return True
+        for data in self.request_data.values():  # a loop, not any(genexpr): once per node and pod
+            if data.request.admin_access:
+                return True
         allocated = self.a.allocated.allocated_devices
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
