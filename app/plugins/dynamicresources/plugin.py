@@ -515,8 +515,9 @@ class DynamicResources(
             if extended is None and s.user_claims == 0:
                 return None
         unavailable: list[int] = []
-        # Per claim, in the claims' order: its node selector, else its binding conditions (PreFilter
-        # listed which claims have either; the others need nothing here).
+        # The claims whose devices the node cannot reach, then those of the others that their
+        # binding conditions make unusable (PreFilter listed both kinds; the rest need nothing
+        # here). PostFilter reads the indices as a set, so the order does not matter.
         for index, selector in s.node_selectors:
             if not selector.matches(node.name, node.labels):
                 unavailable.append(index)
