@@ -27,6 +27,7 @@ from app.scheduler.scheduler import ClusterObjects, Engine
 
 DRIVER = "test-driver.cdi.k8s.io"
 CLASS = "test-class"
+SHARERS = 5  # pods per claim in SchedulingWithResourceClaim (upstream's resourceclaim.yaml, 5 consumers)
 
 
 def driver_slice(driver: str, node: str, devices: int) -> dict[str, Any]:
@@ -86,14 +87,17 @@ def claim_for(i: int) -> dict[str, Any]:
     }
 
 
-def claiming_pod(i: int) -> Pod:
-    """pod-with-claim-template.yaml, with its generated claim recorded in the status."""
+def claiming_pod(i: int, claim: int | None = None) -> Pod:
+    """pod-with-claim-template.yaml, with its generated claim recorded in the status (``claim``:
+    the number of the claim it uses, its own by default)."""
     res = {"cpu": "100m", "memory": "500Mi"}
     return parse_pod(
         {
             "metadata": {"name": f"pod-{i}", "namespace": "default", "uid": f"pod-{i}"},
             "spec": {
-                "resourceClaims": [{"name": "resource", "resourceClaimName": f"pod-{i}-claim"}],
+                "resourceClaims": [
+                    {"name": "resource", "resourceClaimName": f"pod-{i if claim is None else claim}-claim"}
+                ],
                 "containers": [
                     {"name": "pause", "image": "registry.k8s.io/pause:3.10.2", "resources": {"requests": res}}
                 ],
@@ -105,17 +109,23 @@ def claiming_pod(i: int) -> Pod:
 def run(workload: str, num_nodes: int, devices: int, init_pods: int, measure_pods: int) -> dict[str, float]:
     """Schedule init pods, then time the measured ones; pods/s, latency and CPU ms per pod."""
     registry = in_tree_registry()
-    dra = workload == "SchedulingWithResourceClaimTemplate"
+    dra = workload != "SchedulingBasic"
+    # SchedulingWithResourceClaim: every claim is shared by SHARERS consecutive pods (the first
+    # allocates it, the others find it allocated and reserved), as upstream's workload shares them.
+    sharers = SHARERS if workload == "SchedulingWithResourceClaim" else 1
     objects = ClusterObjects()
     if dra:
         for obj in dra_objects(num_nodes, devices):
             objects.add(obj)
-        for i in range(init_pods + measure_pods):
+        for i in range(0, init_pods + measure_pods, sharers):
             objects.add(claim_for(i))
     engine = Engine(load_config(None, registry), registry, objects=objects, seed=1)
     for i in range(num_nodes):
         engine.cache.add_node(make_node(i))
-    make = claiming_pod if dra else basic_pod
+
+    def make(i: int) -> Pod:
+        return claiming_pod(i, i - i % sharers) if dra else basic_pod(i)
+
     for i in range(init_pods):
         engine.schedule_one(make(i))
     pods = [make(init_pods + i) for i in range(measure_pods)]
@@ -129,12 +139,17 @@ def main() -> None:
     parser.add_argument("--devices-per-node", type=int, default=10)
     parser.add_argument("--init-pods", type=int, default=2500)
     parser.add_argument("--measure-pods", type=int, default=2500)
+    parser.add_argument(
+        "--workloads",
+        default="SchedulingBasic,SchedulingWithResourceClaimTemplate,SchedulingWithResourceClaim",
+        help="comma-separated: SchedulingBasic, SchedulingWithResourceClaimTemplate, SchedulingWithResourceClaim",
+    )
     args = parser.parse_args()
     print(
         f"{'workload':<38} {'nodes':>6} {'pods/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'cpu ms/pod':>11}",
         flush=True,
     )
-    for workload in ("SchedulingBasic", "SchedulingWithResourceClaimTemplate"):
+    for workload in args.workloads.split(","):
         r = run(workload, args.nodes, args.devices_per_node, args.init_pods, args.measure_pods)
         print(
             f"{workload:<38} {args.nodes:>6} {r['pods_per_s']:>9.1f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}"

@@ -4,6 +4,7 @@ incubating allocator kube-scheduler v1.36 uses). Case names are Go's."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -935,9 +936,9 @@ def test_claim_needing_no_device_is_allocated_even_when_every_device_is_taken() 
     assert allocator.allocate(node(NODE_1, REGION_1), [one]) is None
 
 
-def _outcome(case: Case) -> Any:
-    """What allocating the case gives: the allocations, None, or the error text."""
-    allocator = Allocator(
+def _allocator(case: Case) -> Allocator:
+    """A fresh allocator over the case's classes, slices and allocated devices."""
+    return Allocator(
         case.features,
         AllocatedState(allocated_devices=set(case.allocated)),
         {c.name: c for c in case.classes}.get,
@@ -945,6 +946,12 @@ def _outcome(case: Case) -> Any:
         CelCache(),
         share_id=lambda: "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa",
     )
+
+
+def _outcome(case: Case, allocator: Allocator | None = None) -> Any:
+    """What allocating the case gives (with a fresh allocator unless given one): the
+    allocations, None, or the error text."""
+    allocator = allocator or _allocator(case)
     try:
         solution = allocator.allocate(case.node, case.claims)
     except AllocationError as err:
@@ -989,3 +996,46 @@ def test_single_device_search_skips_taken_and_unselectable_devices() -> None:
 
     assert chosen(exact("req-0", CLASS_A)) == ["device-2"]
     assert chosen(exact("req-0", CLASS_A, 1, f'device.attributes["{DRIVER_A}"].ok')) == ["device-3"]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_an_allocator_asked_about_another_node_first_gives_the_same_outcome(name: str) -> None:
+    """A pod's allocator keeps each claim's node-independent setup from its first node: asked about
+    another node first (whatever that gives), kube's case on its own node comes out as with a fresh
+    allocator (the same allocations, no solution, or the same error)."""
+    case = CASES[name]
+    fresh = _outcome(case)
+    allocator = _allocator(case)
+    with contextlib.suppress(AllocationError):
+        allocator.allocate(node("some-other-node", REGION_2), case.claims)
+    assert _outcome(case, allocator) == fresh
+
+
+def test_a_claims_class_is_looked_up_once_per_pod_and_a_missing_one_fails_every_node() -> None:
+    """The class of an exact-count request is looked up on the pod's first node only; a request
+    whose class is missing is not remembered, so every node reports kube's error."""
+    classes = {CLASS_A: device_class(CLASS_A, DRIVER_A)}
+    lookups: list[str] = []
+
+    def lookup(name: str) -> DeviceClass | None:
+        lookups.append(name)
+        return classes.get(name)
+
+    slices = [
+        resource_slice("slice-1", NODE_1, POOL_1, DRIVER_A, dev("device-1")),
+        resource_slice("slice-2", NODE_2, POOL_2, DRIVER_A, dev("device-1")),
+    ]
+    allocator = Allocator(ALL_FEATURES, AllocatedState(), lookup, slices, CelCache())
+    pending = [claim("claim-0", exact("req-0", CLASS_A))]
+    for on in (node(NODE_1, REGION_1), node(NODE_2, REGION_2), node(NODE_1, REGION_1)):
+        solution = allocator.allocate(on, pending)
+        assert solution is not None
+        assert solution.allocations()[0]["devices"]["results"][0]["pool"] == (
+            POOL_1 if on.name == NODE_1 else POOL_2
+        )
+    assert lookups == [CLASS_A]
+    missing = [claim("claim-1", exact("req-0", CLASS_B))]
+    for on in (node(NODE_1, REGION_1), node(NODE_2, REGION_2)):
+        with pytest.raises(AllocationError, match=f"could not retrieve device class {CLASS_B}"):
+            allocator.allocate(on, missing)
+    assert lookups == [CLASS_A, CLASS_B, CLASS_B]

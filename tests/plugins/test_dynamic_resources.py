@@ -28,6 +28,7 @@ from app.plugins.dynamicresources.plugin import (
     DynamicResources,
     claim_event_key,
     claim_hint_keys,
+    format_time,
 )
 from app.plugins.registry import in_tree_registry
 from app.scheduler.scheduler import ClusterObjects, Engine
@@ -838,3 +839,61 @@ def test_claim_hint_keys_of_pods() -> None:
     # Without its status entry no claim event can help: only the pod's update.
     assert claim_hint_keys(pod_with_claim_template(False)) == PodHintKeys(frozenset(), unkeyed=False)
     assert claim_event_key(None, "not a claim") is HintScope.EVERY_POD
+
+
+# --- Filter of a claim allocated with binding conditions ---------------------------------------------
+
+
+def _claim_with_binding_conditions(allocated_ago: float, *conditions: tuple[str, str]) -> dict[str, Any]:
+    """Allocated on the worker ``allocated_ago`` seconds ago; its device waits for "attached" and
+    fails on "failed"; ``conditions`` are the device's (type, status) in ``status.devices``."""
+    raw = allocated_claim()
+    result = raw["status"]["allocation"]["devices"]["results"][0]
+    result["bindingConditions"] = ["attached"]
+    result["bindingFailureConditions"] = ["failed"]
+    raw["status"]["allocation"]["allocationTimestamp"] = format_time(time.time() - allocated_ago)
+    if conditions:
+        raw["status"]["devices"] = [
+            {
+                "driver": DRIVER,
+                "pool": WORKER,
+                "device": "instance-1",
+                "conditions": [
+                    {
+                        "type": t,
+                        "status": s,
+                        "reason": "Test",
+                        "message": "m",
+                        "lastTransitionTime": "2026-01-01T00:00:00Z",
+                    }
+                    for t, s in conditions
+                ],
+            }
+        ]
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("allocated_ago", "conditions", "fits_worker"),
+    [
+        (1.0, (), True),  # still waiting for its binding conditions, not timed out
+        (1.0, (("attached", "True"),), True),  # ready
+        (1.0, (("failed", "True"),), False),  # binding failed: unusable anywhere
+        (1000.0, (), False),  # waited longer than bindingTimeout (600 s)
+        (1000.0, (("attached", "True"),), True),  # ready, however old
+    ],
+)
+def test_filter_of_a_claim_with_binding_conditions_on_its_node_and_elsewhere(
+    allocated_ago: float, conditions: tuple[tuple[str, str], ...], fits_worker: bool
+) -> None:
+    """On the allocation's node the claim fits unless its binding failed or timed out; on any other
+    node it is not available, whatever its conditions say (PreFilter lists which claims need which
+    check once; each node gets the same verdict as checking every claim there)."""
+    store = store_with(_claim_with_binding_conditions(allocated_ago, *conditions))
+    pl, state, p = plugin(store), CycleState(), pod_with_claim_name()
+    assert pl.pre_filter(state, p, []) == (None, None)
+    unavailable = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NOT_AVAILABLE_ON_NODE)
+    assert pl.filter(state, p, worker()) == (None if fits_worker else unavailable)
+    assert pl.filter(state, p, NodeInfo(make_node("elsewhere"))) == unavailable
+    # Unreachable or unusable, the claim is the pod's own: PostFilter deallocates it.
+    assert pl.post_filter(state, p, NodeToStatus())[1] == Status(Code.UNSCHEDULABLE, DEALLOCATION_COMPLETED)

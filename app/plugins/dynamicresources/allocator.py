@@ -547,6 +547,16 @@ class _Undo:
             run._return_counters(self.pool, self.device)
 
 
+@dataclass(slots=True)
+class _ClaimSetup:
+    """One claim's validated requests (exact counts only, no subrequests, no constraints) and the
+    devices it needs at least, kept by the pod's allocator for its later nodes."""
+
+    claim: ResourceClaim  # kept, so that the id the setup is filed under is not reused
+    request_data: list[_RequestData]
+    min_devices: int
+
+
 class _MaxSizeExceeded(Exception):
     """``errAllocationResultMaxSizeExceeded``: more than 32 devices for a claim down this path."""
 
@@ -578,6 +588,9 @@ class Allocator:
         # Pools by node: the same for every pod until a slice or the node changes. The DRA store
         # lends a cache it clears on every ResourceSlice change; entries are for one Node object.
         self._pools = pool_cache if pool_cache is not None else {}
+        # The setup of each claim whose setup is the same on every node, by the claim's identity
+        # (see _Run.allocate): the checks and lookups of the first node are not repeated.
+        self.claim_setups: dict[int, _ClaimSetup] = {}
 
     def pools_for(self, node: Node) -> list[Pool]:
         """``GatherPools`` for ``node``, from the cache when neither the slices nor the node changed."""
@@ -676,7 +689,16 @@ class _Run:
 
     def allocate(self) -> Solution | None:
         self.pools = self.a.pools_for(self.node)
+        claim_setups = self.a.claim_setups
         for claim_index, claim in enumerate(self.claims):
+            setup = claim_setups.get(id(claim))
+            if setup is not None and setup.claim is claim:
+                # Validated on an earlier node of this pod: the same requests, classes and limits.
+                for request_index, data in enumerate(setup.request_data):
+                    self.request_data[(claim_index, request_index, 0)] = data
+                self.min_devices_total += setup.min_devices
+                self.constraints.append(())
+                continue
             min_devices = 0
             for request_index, request in enumerate(claim.requests):
                 has_sub = bool(request.first_available)
@@ -729,6 +751,17 @@ class _Run:
                     )
                 constraints.append(_Constraint(constraint, self.features.list_type_attributes))
             self.constraints.append(constraints or ())
+            if not constraints and all(
+                r.exactly is not None and r.exactly.allocation_mode == ALLOCATION_MODE_EXACT_COUNT
+                for r in claim.requests
+            ):
+                # Nothing of this setup depends on the node, and the search changes none of it
+                # (constraints hold per-search state, requests for all devices list the node's).
+                claim_setups[id(claim)] = _ClaimSetup(
+                    claim,
+                    [self.request_data[(claim_index, i, 0)] for i in range(len(claim.requests))],
+                    min_devices,
+                )
         try:
             # A node whose every device is taken (a full cluster's usual case) needs no search: the
             # search would look at no device, so no selector runs and the outcome is the same.
@@ -750,8 +783,11 @@ class _Run:
 
     def _any_device_free(self) -> bool:
         """Whether some device of a usable pool is not allocated (admin access may use any)."""
-        if self.min_devices_total == 0 or any(d.request.admin_access for d in self.request_data.values()):
+        if self.min_devices_total == 0:
             return True
+        for data in self.request_data.values():  # a loop, not any(genexpr): once per node and pod
+            if data.request.admin_access:
+                return True
         allocated = self.a.allocated.allocated_devices
         for pool in self.pools:
             if pool.incomplete or pool.invalid:

@@ -197,6 +197,12 @@ class _State(StateData):
         # The claims Filter allocates on every node when the pod has no special claim (which
         # varies by node): fixed from PreFilter to PreBind, so listed once, not per node.
         self.user_claims_to_allocate: list[ResourceClaim] | None = None
+        # What Filter checks per node, listed once in PreFilter (the claims are fixed until
+        # PreBind): the allocated claims' node selectors by claim index, the allocated claims whose
+        # devices have binding conditions (the others are always ready), and the special claim.
+        self.node_selectors: list[tuple[int, NodeSelector]] = []
+        self.binding_checks: list[int] = []
+        self.extended: ResourceClaim | None = None
 
     def to_allocate(self) -> list[tuple[int, ResourceClaim]]:
         return [(i, c) for i, c in enumerate(self.claims) if c.allocation is None]
@@ -434,6 +440,21 @@ class DynamicResources(
                 pool_cache=pool_cache,
             )
         s.claims = claims
+        s.extended = extended
+        s.node_selectors = [
+            (index, info.available_on_nodes)
+            for index, info in enumerate(s.infos)
+            if info.available_on_nodes is not None
+        ]
+        if self.binding_conditions:
+            # claim_ready_for_binding is true for a claim none of whose devices has binding
+            # conditions, so Filter only asks about the others.
+            s.binding_checks = [
+                index
+                for index, claim in enumerate(claims)
+                if claim.allocation is not None
+                and any(r.binding_conditions for r in claim.allocation.results)
+            ]
         if extended is None:
             s.user_claims_to_allocate = [c for _, c in s.to_allocate()]
         return None, None
@@ -489,28 +510,32 @@ class DynamicResources(
         node = node_info.node
         if node is None:
             return error("node not found")
-        try:
-            extended = self._filter_extended_resources(s, pod, node_info)
-        except Unfit as err:
-            return unresolvable(str(err))
-        if extended is None and s.user_claims == 0:
-            return None
+        extended: NodeClaim | None = None
+        if s.extended is not None:
+            try:
+                extended = self._filter_extended_resources(s, pod, node_info)
+            except Unfit as err:
+                return unresolvable(str(err))
+            if extended is None and s.user_claims == 0:
+                return None
         unavailable: list[int] = []
-        for index, claim in enumerate(s.claims):
-            selector = s.infos[index].available_on_nodes
-            if selector is not None and not selector.matches(node.name, node.labels):
+        # The claims whose devices the node cannot reach, then those of the others that their
+        # binding conditions make unusable (PreFilter listed both kinds; the rest need nothing
+        # here). PostFilter reads the indices as a set, so the order does not matter.
+        for index, selector in s.node_selectors:
+            if not selector.matches(node.name, node.labels):
+                unavailable.append(index)
+        for index in s.binding_checks:
+            if index in unavailable:
+                continue
+            claim = s.claims[index]
+            try:
+                ready = claim_ready_for_binding(claim)
+            except ClaimWriteError:
                 unavailable.append(index)
                 continue
-            if claim.allocation is None:
-                continue
-            if self.binding_conditions:
-                try:
-                    ready = claim_ready_for_binding(claim)
-                except ClaimWriteError:
-                    unavailable.append(index)
-                    continue
-                if not ready and self._claim_timed_out(claim):
-                    unavailable.append(index)
+            if not ready and self._claim_timed_out(claim):
+                unavailable.append(index)
         allocations: Solution | None = None
         if s.allocator is not None:
             claims_to_allocate = s.user_claims_to_allocate
