@@ -331,7 +331,11 @@ class Scheduler:
                 pod, reason=reason, message=attempt.message, nominated_node_name=nominated
             )
 
-        if self._async_api_calls:
+        if self._async_api_calls or nominated:
+            # With the API dispatcher kube's goroutine goes on at once. So does berth after a
+            # preemption that nominated a node: the preemptor waits for its victims anyway, so the
+            # round trip would save no attempt, and berth's dry run, serial where kube's spreads
+            # over 16 goroutines, would pay it on every preemptor (docs/scheduler-perf.md).
             self._submit(update_status)
         else:
             # kube's updatePod without the API dispatcher: the scheduling goroutine waits for the

@@ -18,7 +18,7 @@ from app.framework.types import PodInfo
 from app.plugins.registry import in_tree_registry
 from app.scheduler.scheduler import Engine
 from app.standalone.scheduler import PENDING_CALLS_PER_WORKER, Scheduler, binding_goes_first
-from tests.builders import make_pod
+from tests.builders import make_node, make_pod
 
 
 class _NoStatus:
@@ -93,12 +93,14 @@ class _RecordedStatus:
     def __init__(self) -> None:
         self.updates: list[str] = []
         self.writers: list[str] = []  # the thread that wrote each update
+        self.nominations: list[str | None] = []
 
     def update_pod_scheduled_condition(
         self, pod: Pod, *, reason: str, message: str, nominated_node_name: str | None
     ) -> None:
         self.updates.append(f"{pod.name}: {reason}")
         self.writers.append(threading.current_thread().name)
+        self.nominations.append(nominated_node_name)
 
     def nominate_for_binding(self, pod: object, node_name: str) -> None:
         raise AssertionError("no pod is bound in these tests")
@@ -191,3 +193,25 @@ def test_a_failure_status_is_written_before_the_next_pod_unless_api_calls_are_as
             assert status.writers != [threading.current_thread().name]
     finally:
         featuregates.DEFAULT.reset()
+
+
+def test_a_preemptors_failure_status_with_its_nomination_is_written_by_a_worker() -> None:
+    """After a preemption that nominated a node the scheduling thread goes on without waiting for
+    the status write (the preemptor waits for its victims anyway, so waiting saves no attempt):
+    a binding worker writes PodScheduled=False with the nominated node."""
+    registry = in_tree_registry()
+    engine = Engine(load_config(None, registry), registry, seed=1)
+    engine.cache.add_node(make_node("n1", {"cpu": "1", "memory": "1Gi", "pods": "10"}))
+    engine.cache.add_pod(make_pod("victim", [{"cpu": "1"}], nodeName="n1", priority=0))
+    queue = PriorityQueue.for_profiles(engine.profiles, nominator=engine.nominator)
+    status = _RecordedStatus()
+    preemptor = make_pod("preemptor", [{"cpu": "1"}], priority=100)
+    s = Scheduler(
+        engine, queue, lookup_pod={preemptor.key: preemptor}.get, recorders={}, status=status, bind_workers=1
+    )
+    queue.add(preemptor)
+    assert s.schedule_one(timeout=5)
+    assert s.stop(timeout=5.0)
+    assert status.updates == ["preemptor: Unschedulable"]
+    assert status.nominations == ["n1"]
+    assert status.writers != [threading.current_thread().name]
