@@ -176,12 +176,10 @@ class DRAStore:
             return
         if kind == "ResourceClaim":
             meta = obj.get("metadata")
-            if isinstance(meta, Mapping) and isinstance(meta.get("name"), str):
-                namespace = meta.get("namespace") or ""
-                name_key = f"{namespace}/{meta['name']}" if namespace else meta["name"]
-                version = meta.get("resourceVersion")
-                with self._lock:
-                    if isinstance(version, str) and self._settle_known_claim(name_key, version):
+            version = meta.get("resourceVersion") if isinstance(meta, Mapping) else None
+            if isinstance(version, str):
+                with self._lock:  # ``key`` is the claim's namespace/name, as the store's own
+                    if self._settle_known_claim(key, version):
                         # Not newer than the version in use: nothing to parse, nobody hears of it.
                         return
         self.put(kind, parser(obj, kind))

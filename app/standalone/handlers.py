@@ -299,8 +299,7 @@ class StorageHandler:
 
 def _storage_key(obj: Any) -> str:
     """The object store's key of a parsed storage object (``object_key`` of its document)."""
-    namespace = getattr(obj, "namespace", "")
-    return f"{namespace}/{obj.name}" if namespace else str(obj.name)
+    return ClusterObjects.key(getattr(obj, "namespace", ""), obj.name)
 
 
 def _storage_decoder(rtype: ResourceType) -> Callable[[dict[str, Any]], Any]:

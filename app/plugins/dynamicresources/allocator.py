@@ -118,8 +118,6 @@ class Pool:
     or the node changes) instead of being recomputed with quantities for every pod and node."""
 
     def __post_init__(self) -> None:
-        if self.device_ids and not self.device_id_set:
-            self.device_id_set = frozenset(i for ids in self.device_ids for i in ids)
         if self.device_ids and not self.search_order:
             self.search_order = tuple(i for ids in self.device_ids for i in ids)
             self.device_at = {
@@ -127,6 +125,8 @@ class Pool:
                 for s, ids in zip(self.slices, self.device_ids, strict=True)
                 for device, device_id in zip(s.devices, ids, strict=True)
             }
+        if self.search_order and not self.device_id_set:
+            self.device_id_set = frozenset(self.search_order)
 
     @property
     def pool_id(self) -> str:

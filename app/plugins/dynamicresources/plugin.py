@@ -340,10 +340,10 @@ class DynamicResources(
         assert isinstance(new, ResourceClaim)
         original = old if isinstance(old, ResourceClaim) else None
         deallocated = original is not None and original.allocation is not None and new.allocation is None
-        if not deallocated and not _names_claim(pod, new):
+        if not deallocated and new.key not in claim_hint_keys(pod).keys:
             # pod_claims finds a claim under the pod's namespace and the names the pod gives: one
-            # not named there is not the pod's, so the answer is QueueSkip whether the pod's own
-            # claims exist or not (the pods waiting for their claims are asked about every claim).
+            # not named there is not the pod's (and a pod whose names do not all resolve has no
+            # claim at all), so the answer is QueueSkip whether the pod's claims exist or not.
             return QueueingHint.QUEUE_SKIP
         try:
             uses_claim = any(c.uid == new.uid for _, c in self.pod_claims(pod))
@@ -925,8 +925,9 @@ class DynamicResources(
 
 def claim_hint_keys(pod: Pod) -> PodHintKeys:
     """The claims whose events may get anything but QueueSkip from
-    :meth:`DynamicResources.is_schedulable_after_claim_change` for ``pod``: the claims it names
-    (:func:`_names_claim`), and deallocations of any claim unless the pod's claims cannot all be
+    :meth:`DynamicResources.is_schedulable_after_claim_change` for ``pod``: the claims it names (in
+    its namespace, directly or as the claim its status records for a template entry, the only
+    way :meth:`DynamicResources.pod_claims` finds one), and deallocations of any claim unless the pod's claims cannot all be
     resolved whatever the store holds (a template entry without its ``resourceClaimStatuses``
     entry, or an entry naming neither a claim nor a template): then ``pod_claims`` raises and the
     hint answers QueueSkip to every claim event, so only an update of the pod can help it."""
@@ -954,23 +955,6 @@ def claim_event_key(old: object, new: object) -> str | HintScope:
     if old is not None and old.allocation is not None and new.allocation is None:
         return HintScope.UNKEYED
     return new.key
-
-
-def _names_claim(pod: Pod, claim: ResourceClaim) -> bool:
-    """Whether one of the pod's claim entries names ``claim`` (directly, or as the claim generated
-    from a template, by the pod's status), in the pod's namespace: the only way
-    :meth:`DynamicResources.pod_claims` can return it."""
-    if claim.namespace != pod.namespace:
-        return False
-    for ref in pod.resource_claims.claims:
-        if ref.resource_claim_name:
-            if ref.resource_claim_name == claim.name:
-                return True
-        elif (
-            ref.resource_claim_template_name and pod.resource_claims.generated_name(ref.name)[1] == claim.name
-        ):
-            return True
-    return False
 
 
 def _has_binding_conditions(claims: list[ResourceClaim]) -> bool:

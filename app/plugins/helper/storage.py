@@ -87,24 +87,11 @@ class _Kind(Generic[T]):
         raw_ids: dict[int, tuple[Mapping[str, Any], T]] = {}
         for raw in raws:
             hit = old.raw_ids.get(id(raw))
-            if hit is not None and hit[0] is raw:
-                parsed = hit[1]
-            elif isinstance(raw, self.cls):
-                parsed = raw  # parsed by the informer already
-            else:
-                try:
-                    parsed = self.parse(raw, self.kind)
-                except FieldError as err:
-                    if id(raw) not in self.bad:
-                        self.bad.add(id(raw))
-                        logs.error(
-                            "Ignoring a malformed object", kind=self.kind, object=_key(raw), err=str(err)
-                        )
-                    continue
+            parsed = hit[1] if hit is not None and hit[0] is raw else self._parse(raw)
+            if parsed is None:
+                continue  # malformed (logged once)
             raw_ids[id(raw)] = (raw, parsed)
-            # The parsed namespace: "default" when the raw object (a state file's) has none.
-            name = getattr(parsed, "name", "")
-            by_key[f"{getattr(parsed, 'namespace', '')}/{name}" if self.namespaced else name] = parsed
+            by_key[self._key_of(parsed)] = parsed
         self.index = _Index(by_key, raw_ids)
         return self.index
 
