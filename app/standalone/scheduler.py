@@ -5,7 +5,8 @@ Reserve, Permit) synchronously; the binding cycle (PreBind, Bind, PostBind) runs
 so its API latency never stalls the next pod. The API write of a failure (PodScheduled condition,
 nominatedNodeName) is kube's ``updatePod``: made by the thread that handles the failure before it
 goes on (the scheduling thread, or the binding worker whose cycle failed), unless
-SchedulerAsyncAPICalls is on, where kube's API dispatcher makes it and berth's pool does. Events go
+SchedulerAsyncAPICalls is on, where kube's API dispatcher makes it and berth's pool does, or the
+failure nominated a node for a preemption (the preemptor waits for its victims anyway). Events go
 through the broadcaster, which never blocks.
 
 Failures follow ``handleSchedulingFailure``: the pod is re-read from the informer's store (gone,

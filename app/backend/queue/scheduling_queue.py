@@ -859,14 +859,15 @@ class PriorityQueue:
             relevant = [f for f in fns if f.plugin_name in rejectors]
             if not relevant:
                 continue
+            if any(f.keys is None for f in relevant):
+                continue  # a hint without keys: the pod is asked about every event of the resource
             pod_keys: dict[HintKeys, PodHintKeys] = {}
             try:
                 for f in relevant:
-                    if f.keys is None:
-                        raise LookupError(f"{f.plugin_name} hints {resource} events without keys")
+                    assert f.keys is not None
                     if f.keys not in pod_keys:
                         pod_keys[f.keys] = f.keys.for_pod(pod)
-            except Exception:  # no keys (or failing ones): the pod is asked about every event
+            except Exception:  # a failing key function narrows nothing either
                 continue
             out.extend((resource, hint_keys, keys) for hint_keys, keys in pod_keys.items())
         return out

@@ -174,7 +174,8 @@ class UnschedulablePods:
         return [self._pods[k] for k in keys] if keys else []
 
     def reindex(self, qpi: QueuedPodInfo) -> None:
-        """Index a stored pod again after its ``released_by`` changed."""
+        """Index a stored pod again after its ``released_by`` or the pod itself (its key filters)
+        changed."""
         pod_key = qpi.pod.key
         if self._pods.get(pod_key) is qpi:
             self._unindex(pod_key)
