@@ -277,6 +277,10 @@ class ThroughputCollector:
         self.selector = dict(selector)
         self.scheduled = 0
         self.samples: list[float] = []
+        self.before_first_sample = 0
+        """Pods scheduled by the skipped first tick: in no sample."""
+        self.by_last_sample = 0
+        """Pods scheduled by the last sample's tick; the ones after it are in no sample either."""
         self._stop = threading.Event()
         tracker.add_handler(self._on_pod)
         self._thread = threading.Thread(target=self._run, daemon=True, name="throughput")
@@ -302,6 +306,7 @@ class ThroughputCollector:
                 continue
             if not started:  # the first sample is skipped: sampling and creating pods start independently
                 started, last_count, last_time = True, scheduled, now
+                self.before_first_sample = self.by_last_sample = scheduled
                 continue
             new = scheduled - last_count
             if new == 0:  # no zero samples: wait for the next pod and spread the rate over the gap
@@ -310,6 +315,7 @@ class ThroughputCollector:
             rate = new / (now - last_time)
             self.samples.extend([rate] * (skipped + 1))
             last_count, last_time, skipped = scheduled, now, 0
+            self.by_last_sample = scheduled
 
     def stop(self) -> None:
         """Stop sampling and counting."""
@@ -353,6 +359,11 @@ class Window:
     seconds: float = 0.0
     throughput: dict[str, float] = field(default_factory=dict)
     samples: list[float] = field(default_factory=list)
+    pods_before_samples: int = 0
+    """Measured pods scheduled by the first (skipped) tick: upstream's samples leave them out."""
+    pods_after_samples: int = 0
+    """Measured pods scheduled after the last sample's tick: left out too. When a window ends in a
+    burst, this decides the average more than the pace before it."""
     cpu_ms_per_pod: float = 0.0
     control_plane_cpu_ms_per_pod: float = 0.0
     """etcd's and kube-apiserver's CPU over the window per measured pod: what serving the scheduler
@@ -399,6 +410,8 @@ class Measurement:
         w.measured_pods = self.collector.scheduled
         w.throughput = self.collector.summary()
         w.samples = self.collector.samples
+        w.pods_before_samples = self.collector.before_first_sample
+        w.pods_after_samples = w.measured_pods - self.collector.by_last_sample
         pods = max(w.measured_pods, 1)
         w.cpu_ms_per_pod = 1e3 * cpu / pods
         w.control_plane_cpu_ms_per_pod = 1e3 * control_plane / pods
@@ -1274,6 +1287,10 @@ def print_report(plan: Plan, results: list[RunResult]) -> dict[str, dict[str, fl
                     "none: the window was too short for a sample (as upstream warns: more pods or nodes)"
                 )
             print(f"\n{r.scheduler} #{r.repeat} {w.name}: one-second samples (pods/s): {samples}")
+            print(
+                f"  In no sample: {w.pods_before_samples} pods scheduled by the first (skipped) tick, "
+                f"{w.pods_after_samples} after the last sample"
+            )
             print(
                 f"  Scheduled Events: {w.scheduled_events_per_pod:.2f} per measured pod, waited for "
                 f"{r.event_settle_seconds:.0f}s after the workload (until one per pod, or {EVENT_SETTLE_QUIET:.0f}s "
