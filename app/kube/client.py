@@ -9,7 +9,9 @@ costs seconds of CPU on large lists (style-and-ecosystem.md §B1).
 
 Requests other than watches go over :mod:`app.kube.rawhttp`'s kept-alive connections when the
 configuration is a plain one (no proxy, no ``assert_hostname`` override): the same TLS settings and
-headers, a fraction of urllib3's CPU per request. Watches, which stream, always use urllib3.
+headers, a fraction of urllib3's CPU per request. Watches go over a connection of their own there
+too, read as they arrive (many events per read, the chunked coding undone in C); with any other
+configuration, over urllib3.
 
 Every request first takes a token from a client-side token bucket (``qps``/``burst``), as client-go's
 ``rest.Config`` rate limiter does.
@@ -77,10 +79,15 @@ class WatchStream:
     """
 
     def __init__(
-        self, response: urllib3.BaseHTTPResponse, loads: Callable[[bytes], Any] = orjson.loads
+        self,
+        body: Iterator[bytes],
+        close: Callable[[], None],
+        loads: Callable[[bytes], Any] = orjson.loads,
     ) -> None:
-        """``loads`` decodes one event's line (orjson's, or one that cuts what the reader drops)."""
-        self._response = response
+        """``body`` yields the answer's bytes as they arrive; ``close`` ends the connection;
+        ``loads`` decodes one event's line (orjson's, or one that cuts what the reader drops)."""
+        self._body = body
+        self._close = close
         self._loads = loads
         self._closed = False
         self._iter = self._events()
@@ -93,17 +100,18 @@ class WatchStream:
 
     def _events(self) -> Iterator[dict[str, Any]]:
         buffer = b""
+        loads = self._loads
         try:
-            for chunk in self._response.stream(amt=64 * 1024, decode_content=True):
+            for chunk in self._body:
                 buffer += chunk
-                if b"\n" not in buffer:
+                if b"\n" not in chunk:
                     continue
                 *lines, buffer = buffer.split(b"\n")
                 for line in lines:
                     if line.strip():
-                        yield self._loads(line)
+                        yield loads(line)
             if buffer.strip():
-                yield self._loads(buffer)
+                yield loads(buffer)
         except (urllib3.exceptions.HTTPError, OSError, ValueError) as err:
             if self._closed:
                 return  # closed on purpose: a read error from the shut-down socket is expected
@@ -118,14 +126,23 @@ class WatchStream:
         if self._closed:
             return
         self._closed = True
-        response: Any = self._response
         try:
-            if hasattr(response, "shutdown"):
-                response.shutdown()  # urllib3 >= 2.3: unblocks a read in another thread
-            response.close()
-            response.release_conn()
+            self._close()
         except Exception:  # closing is best effort; the pool replaces a broken connection
             logs.info("error closing a watch stream", 4)
+
+
+def _closer(response: urllib3.BaseHTTPResponse) -> Callable[[], None]:
+    """How a watch over urllib3 ends: shut the socket, close the answer, give the connection back."""
+
+    def close() -> None:
+        stream: Any = response
+        if hasattr(stream, "shutdown"):
+            stream.shutdown()  # urllib3 >= 2.3: unblocks a read in another thread
+        stream.close()
+        stream.release_conn()
+
+    return close
 
 
 class KubeClient:
@@ -361,6 +378,8 @@ class KubeClient:
         query = {**params, "watch": "1"}
         server_timeout = query.get("timeoutSeconds")
         read = float(server_timeout) + _WATCH_READ_MARGIN if server_timeout else _DEFAULT_WATCH_READ_TIMEOUT
+        if self._raw is not None:
+            return self._raw_watch(path, query, read, loads)
         response = self._open("GET", path, None, query, urllib3.Timeout(connect=_CONNECT_TIMEOUT, read=read))
         if not 200 <= response.status < 300:
             try:
@@ -370,7 +389,24 @@ class KubeClient:
             finally:
                 response.release_conn()
             raise KubeError.from_response(response.status, data)
-        return WatchStream(response, loads)
+        return WatchStream(response.stream(amt=64 * 1024, decode_content=True), _closer(response), loads)
+
+    def _raw_watch(
+        self, path: str, query: Mapping[str, str], read: float, loads: Callable[[bytes], Any]
+    ) -> WatchStream:
+        """:meth:`watch` over a connection of :attr:`_raw`'s own, with :meth:`_open`'s headers and errors."""
+        assert self._raw is not None
+        self._waited.seconds = self.limiter.accept()
+        target = (path if path.startswith("/") else "/" + path) + "?" + urlencode(query)
+        try:
+            answer = self._raw.open_stream("GET", target, self.headers(None), read)
+        except OSError as err:
+            raise KubeError(0, f"GET {path}: {err}", "TransportError") from err
+        if not 200 <= answer.status < 300:
+            data = answer.read()
+            answer.close()
+            raise KubeError.from_response(answer.status, data)
+        return WatchStream(answer.pieces(), answer.close, loads)
 
     def close(self) -> None:
         """Close the connection pools."""

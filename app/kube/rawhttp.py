@@ -22,6 +22,7 @@ import select
 import socket
 import ssl
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,6 +31,7 @@ import httptools
 
 __all__ = [
     "BlockingHttp",
+    "BodyStream",
     "NothingWritten",
     "ResponseParser",
     "StaleConnection",
@@ -120,6 +122,7 @@ class ResponseParser:
     def __init__(self) -> None:
         self.body: list[bytes] = []
         self.complete = False
+        self.headers_complete = False
         self.keep_alive = False
         self.received = False  # any byte of the answer
         self.status = 0
@@ -146,6 +149,7 @@ class ResponseParser:
         assert self.parser is not None
         self.status = int(self.parser.get_status_code())
         self.keep_alive = bool(self.parser.should_keep_alive())
+        self.headers_complete = True
 
     def on_body(self, body: bytes) -> None:
         """httptools callback: a piece of the body."""
@@ -155,6 +159,62 @@ class ResponseParser:
         """httptools callback: the answer is complete."""
         self.complete = True
         self.parser = None
+
+
+class BodyStream:
+    """An answer whose body is read as it arrives (a watch), on a connection of its own.
+
+    :attr:`status` is known once it is open; iterate :meth:`pieces` for the body as the server
+    sends it, its chunked transfer coding undone by httptools in C, many pieces per read: where
+    urllib3's chunked reader costs a few Python calls per chunk, and a watch sends a chunk per event.
+    :meth:`close` may be called from another thread: it shuts the socket down, which ends a blocked
+    read at once.
+    """
+
+    def __init__(self, sock: socket.socket, response: ResponseParser) -> None:
+        self.status = response.status
+        self._sock = sock
+        self._response = response
+        self._closed = False
+
+    def pieces(self) -> Iterator[bytes]:
+        """The body's bytes as they arrive (what came with the headers first), until the answer is
+        complete; ``OSError`` when the connection breaks or the answer is malformed."""
+        response = self._response
+        try:
+            while True:
+                if response.body:
+                    piece = b"".join(response.body)
+                    response.body.clear()
+                    yield piece
+                if response.complete:
+                    return
+                try:
+                    response.take(self._sock.recv(_READ_SIZE))
+                except StaleConnection as err:  # cannot be: the headers came back
+                    raise ConnectionResetError(errno.ECONNRESET, "connection closed") from err
+                except httptools.HttpParserError as err:
+                    raise ConnectionError(f"malformed answer: {err}") from err
+        finally:
+            self.close()
+
+    def read(self) -> bytes:
+        """The rest of the body (an error's Status), b"" when the connection breaks first."""
+        data: list[bytes] = []
+        with contextlib.suppress(OSError):
+            data.extend(self.pieces())
+        return b"".join(data)
+
+    def close(self) -> None:
+        """Shut the connection down and close it (safe to call twice, from any thread)."""
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(OSError):
+            # socket.socket's, not SSLSocket's (which drops its SSL object under a reader in
+            # another thread): only the descriptor is shut, and that reader's recv ends.
+            socket.socket.shutdown(self._sock, socket.SHUT_RDWR)
+        _close(self._sock)
 
 
 class StaleConnection(Exception):
@@ -240,6 +300,31 @@ class BlockingHttp:
             return self._exchange(sock, request, timeout)
         except StaleConnection as err:
             raise _lost_answer(err) from err
+
+    def open_stream(
+        self, method: str, path: str, headers: dict[str, str], timeout: float | None
+    ) -> BodyStream:
+        """Send a request without a body (a watch) on a new connection, kept for its answer alone,
+        and return that answer once its headers are in. ``timeout`` bounds each wait for bytes, as
+        in :meth:`request`; ``OSError`` when no answer's headers came back."""
+        request = request_head(self.target, method, path, headers, 0)
+        sock = self._connect()
+        response = ResponseParser()
+        try:
+            sock.settimeout(timeout)
+            sock.sendall(request)
+            while not response.headers_complete:
+                response.take(sock.recv(_READ_SIZE))
+        except StaleConnection as err:
+            _close(sock)
+            raise _lost_answer(err) from err
+        except httptools.HttpParserError as err:
+            _close(sock)
+            raise ConnectionError(f"malformed answer: {err}") from err
+        except BaseException:
+            _close(sock)
+            raise
+        return BodyStream(sock, response)
 
     def close(self) -> None:
         """Close the idle connections (requests in flight finish on theirs)."""

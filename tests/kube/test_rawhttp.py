@@ -95,9 +95,13 @@ def make_client() -> Iterator[list[KubeClient]]:
         c.close()
 
 
-def kube_client(port: int, made: list[KubeClient], token: str = "") -> KubeClient:
+def kube_client(
+    port: int, made: list[KubeClient], token: str = "", *, urllib3_only: bool = False
+) -> KubeClient:
     conf = k8s_client.Configuration()
     conf.host = f"http://127.0.0.1:{port}"
+    if urllib3_only:
+        conf.assert_hostname = False  # a configuration rawhttp does not take (and plain HTTP ignores)
     if token:
         conf.api_key = {"authorization": f"Bearer {token}"}
     api = k8s_client.ApiClient(conf)
@@ -353,3 +357,66 @@ def test_as_many_connections_are_kept_as_requests_were_sent_at_once() -> None:
     server.close()
     assert len(server.requests) == 2 * senders
     assert opened == senders and server.connections == senders  # the second round reused them all
+
+
+def _chunked(*pieces: bytes, end: bool = True) -> bytes:
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    body = b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in pieces)
+    return head + body + (b"0\r\n\r\n" if end else b"")
+
+
+@pytest.mark.parametrize("urllib3_only", [False, True], ids=["rawhttp", "urllib3"])
+def test_a_watch_yields_each_line_however_the_chunks_cut_them(
+    make_client: list[KubeClient], urllib3_only: bool
+) -> None:
+    events = [
+        orjson.dumps({"type": "ADDED", "object": {"metadata": {"name": f"p{i}"}}}) + b"\n" for i in range(3)
+    ]
+    stream = b"".join(events)
+    # One chunk holding two events and half a third, the rest of it in the next chunk.
+    cut = len(events[0]) + len(events[1]) + 5
+    server = FakeServer([_chunked(stream[:cut], stream[cut:])])
+    kc = kube_client(server.port, make_client, token="s3cret", urllib3_only=urllib3_only)
+    assert (kc._raw is None) == urllib3_only
+    names = [e["object"]["metadata"]["name"] for e in kc.watch("/api/v1/pods", {"timeoutSeconds": "5"})]
+    server.close()
+    assert names == ["p0", "p1", "p2"]
+    ((line, headers, _),) = server.requests
+    assert line == "GET /api/v1/pods?timeoutSeconds=5&watch=1 HTTP/1.1"
+    assert headers["authorization"] == "Bearer s3cret" and headers["accept"] == "application/json"
+
+
+@pytest.mark.parametrize("urllib3_only", [False, True], ids=["rawhttp", "urllib3"])
+def test_a_watch_the_server_drops_mid_stream_is_a_broken_stream(
+    make_client: list[KubeClient], urllib3_only: bool
+) -> None:
+    event = orjson.dumps({"type": "ADDED", "object": {"metadata": {"name": "p0"}}}) + b"\n"
+    server = FakeServer([_chunked(event, end=False)], close_after=1)
+    kc = kube_client(server.port, make_client, urllib3_only=urllib3_only)
+    stream = kc.watch("/api/v1/pods", {})
+    assert next(stream)["object"]["metadata"]["name"] == "p0"
+    with pytest.raises(KubeError) as err:
+        next(stream)
+    server.close()
+    assert err.value.status == 0 and err.value.reason == "TransportError"
+
+
+def test_a_watch_refused_raises_the_answers_status(make_client: list[KubeClient]) -> None:
+    status = b'{"kind":"Status","status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}'
+    server = FakeServer([answer(410, status)])
+    kc = kube_client(server.port, make_client)
+    with pytest.raises(KubeError) as err:
+        kc.watch("/api/v1/pods", {"resourceVersion": "1"})
+    server.close()
+    assert err.value.status == 410 and "too old resource version" in err.value.message
+
+
+def test_a_watch_closed_from_another_thread_ends_quietly(make_client: list[KubeClient]) -> None:
+    server = FakeServer([_chunked(end=False)])  # the headers, then nothing
+    kc = kube_client(server.port, make_client)
+    stream = kc.watch("/api/v1/pods", {"timeoutSeconds": "60"})
+    threading.Timer(0.2, stream.close).start()
+    started = time.monotonic()
+    assert list(stream) == []
+    assert time.monotonic() - started < 10
+    server.close()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app import metrics
 from app.api.objects import Pod, parse_pod
 from app.api.storage import (
     StorageClass,
@@ -19,7 +20,13 @@ from app.config import load_config
 from app.plugins.helper.storage import shared_storage_lister
 from app.plugins.registry import in_tree_registry
 from app.scheduler.scheduler import ClusterObjects, Engine
-from app.standalone.handlers import QueueNodeHandler, QueuePodHandler, StorageHandler, namespace_labels_lookup
+from app.standalone.handlers import (
+    QueueNodeHandler,
+    QueuePodHandler,
+    StorageHandler,
+    TimedHandler,
+    namespace_labels_lookup,
+)
 from builders import make_node, make_pod, pod_dict
 
 
@@ -198,3 +205,23 @@ def test_storage_objects_are_parsed_once_by_the_informer() -> None:
     StorageHandler(objects, queue, "PersistentVolumeClaim").on_delete(bound)
     StorageHandler(objects, queue, "PersistentVolume").on_delete(pv)
     assert lister.pvc("ns", "data") is None and lister.pvs() == {}
+
+
+def test_each_handled_event_is_timed_under_kubes_event_label() -> None:
+    """``scheduler_event_handling_duration_seconds{event}`` counts every informer event, labelled as
+    kube-scheduler's handlers label them, and shows in the exposition."""
+    engine, queue, _ = _setup(hints=True)
+    nodes, pods = TimedHandler(QueueNodeHandler(engine, queue)), TimedHandler(QueuePodHandler(engine, queue))
+    labels = ("NodeAdd", "UnscheduledPodAdd", "UnscheduledPodUpdate", "AssignedPodAdd")
+    before = {label: metrics.EVENT_HANDLING_DURATION.sample_count((label,)) for label in labels}
+    nodes.on_add(make_node("n1", {"cpu": "4", "memory": "8Gi", "pods": "10"}))
+    pending = make_pod("p", [{"cpu": "1"}])
+    relabelled = pod_dict("p", requests=[{"cpu": "1"}])
+    relabelled["metadata"].update(labels={"tier": "web"}, resourceVersion="2")
+    pods.on_add(pending)
+    pods.on_update(pending, parse_pod(relabelled))
+    pods.on_add(make_pod("bound", [{"cpu": "1"}], nodeName="n1"))
+    after = {label: metrics.EVENT_HANDLING_DURATION.sample_count((label,)) for label in labels}
+    assert {label: after[label] - before[label] for label in labels} == dict.fromkeys(labels, 1)
+    text = metrics.render().decode()
+    assert 'scheduler_event_handling_duration_seconds_count{event="AssignedPodAdd"}' in text
