@@ -209,9 +209,15 @@ class _State(StateData):
         # Nothing but claims to allocate (no allocated claim, no special claim): the allocator alone
         # decides Filter.
         self.allocates_only = False
-        # Filter's "not available on the node" verdict, one object for every node of the cycle
-        # that gets it (the framework only reads it and marks it with the plugin's name).
-        self.not_available = unresolvable(NOT_AVAILABLE_ON_NODE)
+        self._not_available: Status | None = None
+
+    def not_available(self) -> Status:
+        """Filter's "not available on the node" verdict: one object for every node of the cycle
+        that gets it (the framework only reads it and marks it with the plugin's name), made when
+        the first node does."""
+        if self._not_available is None:
+            self._not_available = unresolvable(NOT_AVAILABLE_ON_NODE)
+        return self._not_available
 
     def to_allocate(self) -> list[tuple[int, ResourceClaim]]:
         return [(i, c) for i, c in enumerate(self.claims) if c.allocation is None]
@@ -568,7 +574,7 @@ class DynamicResources(
         if unavailable:
             with s.lock:
                 s.unavailable_claims.update(unavailable)
-            return s.not_available
+            return s.not_available()
         if allocations is not None:
             with s.lock:
                 s.node_allocations[node.name] = allocations
@@ -616,7 +622,7 @@ class DynamicResources(
                 if index not in s.unavailable_claims:
                     with s.lock:
                         s.unavailable_claims.add(index)
-        return s.not_available if rejected else None
+        return s.not_available() if rejected else None
 
     def explainer(self, pod: Pod, nodes: Sequence[NodeInfo]) -> Callable[[NodeInfo], NodeExplanation]:
         """Why Filter rejects a node, per claim and request, for explanations (read only).
