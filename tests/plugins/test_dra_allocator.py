@@ -5,6 +5,7 @@ incubating allocator kube-scheduler v1.36 uses). Case names are Go's."""
 from __future__ import annotations
 
 import contextlib
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,7 +14,14 @@ import pytest
 from app.api.objects import Node
 from app.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from app.framework.dra import AllocatedState
-from app.plugins.dynamicresources.allocator import AllocationError, Allocator, FailedOnNode, Features, _Run
+from app.plugins.dynamicresources.allocator import (
+    AllocationError,
+    AllocationTimeout,
+    Allocator,
+    FailedOnNode,
+    Features,
+    _Run,
+)
 from app.plugins.dynamicresources.cel import CelCache
 from builders import make_node
 from plugins.dra_helpers import (
@@ -1039,3 +1047,21 @@ def test_a_claims_class_is_looked_up_once_per_pod_and_a_missing_one_fails_every_
         with pytest.raises(AllocationError, match=f"could not retrieve device class {CLASS_B}"):
             allocator.allocate(on, missing)
     assert lookups == [CLASS_A, CLASS_B, CLASS_B]
+
+
+def test_a_passed_deadline_fails_a_node_with_a_free_device_and_not_a_full_one() -> None:
+    """The filter timeout is checked once some device is free to look at, as the general search
+    checks it when it starts: a full node still answers "does not fit" after the deadline, a node
+    with a free device times out; before the deadline the free device is allocated."""
+    classes = {CLASS_A: device_class(CLASS_A, DRIVER_A)}
+    full = [resource_slice("slice-1", NODE_1, POOL_1, DRIVER_A, dev("device-1"))]
+    free = [resource_slice("slice-1", NODE_1, POOL_1, DRIVER_A, dev("device-1"), dev("device-2"))]
+    one = [claim("claim-0", exact("req-0", CLASS_A))]
+    on_node = node(NODE_1, REGION_1)
+    passed = time.monotonic() - 1
+    assert _with_device_1_taken(classes, full).allocate(on_node, one, passed) is None
+    with pytest.raises(AllocationTimeout):
+        _with_device_1_taken(classes, free).allocate(on_node, one, passed)
+    solution = _with_device_1_taken(classes, free).allocate(on_node, one, time.monotonic() + 60)
+    assert solution is not None
+    assert [r["device"] for r in solution.allocations()[0]["devices"]["results"]] == ["device-2"]

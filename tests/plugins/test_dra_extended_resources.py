@@ -23,7 +23,11 @@ from app.framework.dra import DRAStore
 from app.framework.events import DEVICE_CLASS, QueueingHint
 from app.framework.status import Code, NodeToStatus, Status
 from app.framework.types import NodeInfo
-from app.plugins.dynamicresources.extended import SPECIAL_CLAIM_NAME, requests_and_mappings
+from app.plugins.dynamicresources.extended import (
+    SPECIAL_CLAIM_NAME,
+    pod_scalar_resources,
+    requests_and_mappings,
+)
 from app.plugins.dynamicresources.plugin import (
     CANNOT_ALLOCATE_ALL_CLAIMS,
     DELETION_COMPLETED,
@@ -253,6 +257,34 @@ def test_create_requests_and_mappings(case: RequestsCase) -> None:
 
 
 # --- the extended resource cache ------------------------------------------------------------------
+
+
+def _with_overhead(pod: Pod, overhead: dict[str, str]) -> Pod:
+    raw = dict(pod.raw)
+    raw["spec"] = {**raw["spec"], "overhead": overhead}
+    return parse_pod(raw)
+
+
+SCALAR_CASES = [
+    ("cpu-only", wrapped_pod(("res", {"cpu": "1"})), None),
+    ("unbacked-extended", wrapped_pod(("res", {"other.example.com/fpga": "1"})), None),
+    ("zero-request", wrapped_pod(("res", {ERN: "0", "cpu": "1"})), None),
+    ("container", wrapped_pod(("res", {ERN: "1", "cpu": "1"})), {ERN: 1}),
+    ("init-container", wrapped_pod(("res", {"cpu": "1"}), ("init", {ERN: "2"})), {ERN: 2}),
+    ("sidecar", wrapped_pod(("res", {"cpu": "1"}), ("sidecar", {IMPLICIT_INIT: "1"})), {IMPLICIT_INIT: 1}),
+    ("overhead", _with_overhead(wrapped_pod(("res", {"cpu": "1"})), {ERN: "1"}), {ERN: 1}),
+]
+
+
+@pytest.mark.parametrize(("name", "pod", "want"), SCALAR_CASES, ids=[c[0] for c in SCALAR_CASES])
+def test_a_pod_needs_a_special_claim_only_for_a_non_zero_request_a_class_backs(
+    name: str, pod: Pod, want: dict[str, int] | None
+) -> None:
+    """``hasDeviceClassMappedExtendedResource``: wherever the pod requests such a resource (a
+    container, an init container or sidecar, the overhead), its scalar requests come back; a pod
+    requesting none, or zero of it, needs nothing."""
+    scalars = pod_scalar_resources(pod, resolver(ERN, IMPLICIT_INIT))
+    assert scalars == want
 
 
 def test_a_class_backs_its_explicit_and_its_implicit_name() -> None:

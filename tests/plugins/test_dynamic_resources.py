@@ -317,6 +317,60 @@ def test_good_topology_reserves_an_allocated_claim() -> None:
     assert stored is not None and [r.uid for r in stored.reserved_for] == [POD_UID]
 
 
+def _pod_with_claims(*names: str) -> Pod:
+    return pod(claims=[{"name": f"res-{i}", "resourceClaimName": n} for i, n in enumerate(names)])
+
+
+@pytest.mark.parametrize(
+    ("filtered", "deallocated"),
+    [((WORKER,), "on-other-node"), (("other-node",), "on-worker"), ((WORKER, "other-node"), "on-worker")],
+)
+def test_allocated_claims_on_two_nodes_fit_neither_and_postfilter_frees_one_a_node_rejected(
+    filtered: tuple[str, ...], deallocated: str
+) -> None:
+    """A pod whose claims are all allocated (a pod sharing claims others allocated) is decided by
+    the claims' node selectors alone: each node rejects it while one claim is elsewhere, and
+    PostFilter deallocates the first of the claims some filtered node could not reach."""
+    store = store_with(
+        allocated_claim("on-worker", "uid-w", node=WORKER),
+        allocated_claim("on-other-node", "uid-o", node="other-node"),
+    )
+    pl, state, p = plugin(store), CycleState(), _pod_with_claims("on-worker", "on-other-node")
+    assert pl.pre_filter(state, p, []) == (None, None)
+    for name in filtered:
+        status = pl.filter(state, p, NodeInfo(make_node(name)))
+        assert status == Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NOT_AVAILABLE_ON_NODE)
+    assert pl.post_filter(state, p, NodeToStatus())[1] == Status(Code.UNSCHEDULABLE, DEALLOCATION_COMPLETED)
+    freed = store.get_claim("default", deallocated)
+    kept = store.get_claim("default", "on-worker" if deallocated == "on-other-node" else "on-other-node")
+    assert freed is not None and freed.allocation is None
+    assert kept is not None and kept.allocation is not None
+
+
+def test_an_allocated_claim_and_a_pending_one_are_checked_and_allocated_on_each_node() -> None:
+    """Node selectors and the allocator together: the allocated claim's node gets the pending
+    claim's device, another node is rejected for the allocated claim, and Reserve puts only the
+    pending claim in flight."""
+    store = store_with(
+        allocated_claim("on-worker", "uid-w", node=WORKER, device="instance-1"),
+        pending_claim(name="pending", uid="uid-p"),
+        device_class_raw(),
+        worker_slice("instance-1", "instance-2"),
+    )
+    pl, state, p = plugin(store), CycleState(), _pod_with_claims("on-worker", "pending")
+    assert pl.pre_filter(state, p, []) == (None, None)
+    # No device there either: the allocator's verdict comes first, as in kube's Filter.
+    assert pl.filter(state, p, NodeInfo(make_node("other-node"))) == Status(
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, CANNOT_ALLOCATE_ALL_CLAIMS
+    )
+    assert pl.filter(state, p, worker()) is None
+    assert pl.reserve(state, p, WORKER) is None
+    in_flight = store.pending_allocation("uid-p")
+    assert in_flight is not None and in_flight.allocation is not None
+    assert [r.device for r in in_flight.allocation.results] == ["instance-2"]
+    assert store.pending_allocation("uid-w") is None
+
+
 def test_claim_parameters_cel_runtime_error() -> None:
     store = store_with(
         pending_claim(f'device.attributes["{DRIVER}"].healthy'), device_class_raw(), worker_slice()

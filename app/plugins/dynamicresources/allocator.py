@@ -763,12 +763,12 @@ class _Run:
                     min_devices,
                 )
         try:
-            # A node whose every device is taken (a full cluster's usual case) needs no search: the
+            # The commonest claim first: its search skips the taken devices itself. Otherwise a
+            # node whose every device is taken (a full cluster's usual case) needs no search: the
             # search would look at no device, so no selector runs and the outcome is the same.
-            done = self._any_device_free()
-            if done:
-                single = self._single_device()
-                done = self._allocate_one(0, 0, 0, 0, False, (0, 0, 0)) if single is None else single
+            done = self._single_device()
+            if done is None:
+                done = self._any_device_free() and self._allocate_one(0, 0, 0, 0, False, (0, 0, 0))
         except _MaxSizeExceeded:
             done = False
         if not done:
@@ -814,8 +814,9 @@ class _Run:
         request = data.request
         if request.allocation_mode != ALLOCATION_MODE_EXACT_COUNT or request.admin_access:
             return None
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            raise AllocationTimeout
+        # The deadline is checked when the first free device is met, as the general search, which
+        # only starts when some device is free, checks it first.
+        unchecked = self.deadline is not None
         features = self.features
         taken = self.a.allocated.allocated_devices.__contains__
         check_capacity = features.consumable_capacity
@@ -826,6 +827,10 @@ class _Run:
             # The free devices in search order; the taken ones (most of a filling node's) are
             # skipped in C. Each device is looked at once here: nothing to remember per search.
             for device_id in filterfalse(taken, pool.search_order):
+                if unchecked:
+                    unchecked = False
+                    if time.monotonic() > self.deadline:  # type: ignore[operator]
+                        raise AllocationTimeout
                 s, device = device_at[device_id]
                 if not self._matches_request(0, data, s, device, device_id):
                     continue

@@ -52,12 +52,26 @@ def is_dra_extended_resource_name(name: str) -> bool:
 def pod_scalar_resources(pod: Pod, resolve: ClassResolver) -> dict[str, int] | None:
     """The pod's scalar requests when one of them (non-zero) is backed by a DeviceClass, else None
     (``hasDeviceClassMappedExtendedResource``)."""
+    if not _names_a_class_backs(pod, resolve):
+        return None  # what every pod without such a request costs: no sum of its requests
     requests = pod_requests(pod)
     if not any(
         q and is_dra_extended_resource_name(n) and resolve(n) is not None for n, q in requests.items()
     ):
         return None
     return Resource.from_list(requests).scalar
+
+
+def _names_a_class_backs(pod: Pod, resolve: ClassResolver) -> bool:
+    """Whether some container, init container or the overhead requests a resource a DeviceClass
+    backs. The pod's effective requests name no other resource of that kind (pod-level requests
+    set only cpu, memory and hugepages), so without one :func:`pod_scalar_resources` is None."""
+    for containers in (pod.containers, pod.init_containers):
+        for container in containers:
+            for name in container.requests:
+                if is_dra_extended_resource_name(name) and resolve(name) is not None:
+                    return True
+    return any(is_dra_extended_resource_name(name) and resolve(name) is not None for name in pod.overhead)
 
 
 def find_extended_resource_claim(pod: Pod, claims: list[ResourceClaim]) -> ResourceClaim | None:

@@ -28,13 +28,13 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from app import featuregates, metrics
-from app.api.objects import Pod
+from app.api.objects import Node, Pod
 from app.api.resource import (
     FINALIZER,
     FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE,
@@ -203,6 +203,21 @@ class _State(StateData):
         self.node_selectors: list[tuple[int, NodeSelector]] = []
         self.binding_checks: list[int] = []
         self.extended: ResourceClaim | None = None
+        # Nothing to allocate, no binding conditions, no special claim: the allocated claims' node
+        # selectors alone decide Filter (the pods sharing a claim another pod allocated).
+        self.selectors_only = False
+        # Nothing but claims to allocate (no allocated claim, no special claim): the allocator alone
+        # decides Filter.
+        self.allocates_only = False
+        self._not_available: Status | None = None
+
+    def not_available(self) -> Status:
+        """Filter's "not available on the node" verdict: one object for every node of the cycle
+        that gets it (the framework only reads it and marks it with the plugin's name), made when
+        the first node does."""
+        if self._not_available is None:
+            self._not_available = unresolvable(NOT_AVAILABLE_ON_NODE)
+        return self._not_available
 
     def to_allocate(self) -> list[tuple[int, ResourceClaim]]:
         return [(i, c) for i, c in enumerate(self.claims) if c.allocation is None]
@@ -457,6 +472,11 @@ class DynamicResources(
             ]
         if extended is None:
             s.user_claims_to_allocate = [c for _, c in s.to_allocate()]
+        # Filter's two common cases, whose per-node setup is left out: only node selectors to
+        # check (the allocated claims of the pods sharing them), or only claims to allocate.
+        checks = extended is not None or bool(s.binding_checks)
+        s.selectors_only = s.allocator is None and not checks
+        s.allocates_only = s.allocator is not None and not checks and not s.node_selectors
         return None, None
 
     def _pre_filter_extended_resources(self, pod: Pod, s: _State) -> ResourceClaim | None:
@@ -510,6 +530,10 @@ class DynamicResources(
         node = node_info.node
         if node is None:
             return error("node not found")
+        if s.selectors_only:
+            return self._filter_node_selectors(s, node.name, node.labels)
+        if s.allocates_only:
+            return self._filter_allocations(s, node)
         extended: NodeClaim | None = None
         if s.extended is not None:
             try:
@@ -544,27 +568,61 @@ class DynamicResources(
                 claims_to_allocate = [
                     extended.claim if c is special and extended is not None else c for _, c in s.to_allocate()
                 ]
-            deadline = time.monotonic() + self.filter_timeout if self.filter_timeout else None
-            try:
-                allocations = s.allocator.allocate(node, claims_to_allocate, deadline)
-            except AllocationTimeout:
-                return error(f"node {node.name}: timed out trying to allocate devices")
-            except FailedOnNode as err:
-                return unresolvable(str(err))
-            except AllocationError as err:
-                return error(str(err))
-            if allocations is None or len(allocations) != len(claims_to_allocate):
-                return unresolvable(CANNOT_ALLOCATE_ALL_CLAIMS)
+            allocations, status = self._allocate(s.allocator, node, claims_to_allocate)
+            if status is not None:
+                return status
         if unavailable:
             with s.lock:
                 s.unavailable_claims.update(unavailable)
-            return unresolvable(NOT_AVAILABLE_ON_NODE)
+            return s.not_available()
         if allocations is not None:
             with s.lock:
                 s.node_allocations[node.name] = allocations
                 if extended is not None:
                     s.node_claims[node.name] = extended
         return None
+
+    def _allocate(
+        self, allocator: Allocator, node: Node, claims: list[ResourceClaim]
+    ) -> tuple[Solution | None, Status | None]:
+        """The allocator's devices for ``claims`` on ``node`` and no status, or no devices and
+        Filter's status when they do not fit there or the allocator fails (kube's texts)."""
+        deadline = time.monotonic() + self.filter_timeout if self.filter_timeout else None
+        try:
+            allocations = allocator.allocate(node, claims, deadline)
+        except AllocationTimeout:
+            return None, error(f"node {node.name}: timed out trying to allocate devices")
+        except FailedOnNode as err:
+            return None, unresolvable(str(err))
+        except AllocationError as err:
+            return None, error(str(err))
+        if allocations is None or len(allocations) != len(claims):
+            return None, unresolvable(CANNOT_ALLOCATE_ALL_CLAIMS)
+        return allocations, None
+
+    def _filter_allocations(self, s: _State, node: Node) -> Status | None:
+        """Filter when the allocator alone decides (``s.allocates_only``): the general path's
+        verdict and the node's allocations kept for Reserve, without its setup per node."""
+        assert s.allocator is not None and s.user_claims_to_allocate is not None
+        allocations, status = self._allocate(s.allocator, node, s.user_claims_to_allocate)
+        if allocations is not None:
+            with s.lock:
+                s.node_allocations[node.name] = allocations
+        return status
+
+    @staticmethod
+    def _filter_node_selectors(s: _State, node_name: str, labels: Mapping[str, str]) -> Status | None:
+        """Filter when only the allocated claims' node selectors decide (``s.selectors_only``): the
+        verdicts of the general path (no allocator, nothing else to check), without its setup per
+        node. The claims a node rejects are recorded for PostFilter once each (the set only grows)."""
+        rejected = False
+        for index, selector in s.node_selectors:
+            if not selector.matches(node_name, labels):
+                rejected = True
+                if index not in s.unavailable_claims:
+                    with s.lock:
+                        s.unavailable_claims.add(index)
+        return s.not_available() if rejected else None
 
     def explainer(self, pod: Pod, nodes: Sequence[NodeInfo]) -> Callable[[NodeInfo], NodeExplanation]:
         """Why Filter rejects a node, per claim and request, for explanations (read only).
