@@ -170,17 +170,45 @@ class RepeatedScore(Sequence[int]):
 
 
 def _as_bytes(column: Sequence[int]) -> Sequence[int]:
-    """``column`` in a byte per node, one :class:`RepeatedScore` when every node has the same score,
-    or as it is when a score does not fit a byte (bytearray checks every value itself, in the same
-    pass that copies it)."""
+    """``column`` in a byte per node, one shared :class:`RepeatedScore` when every node has the
+    same score, or as it is when a score does not fit a byte (bytearray checks every value itself,
+    in the same pass that copies it)."""
     try:
         packed = bytearray(column)
     except ValueError:
         return column
     # bytearray.count of a one-byte pattern runs in C: a constant column costs one more pass.
     if packed and packed.count(packed[:1]) == len(packed):
-        return RepeatedScore(packed[0], len(packed))
-    return packed
+        return _repeated_score(packed[0], len(packed))
+    # bytes, one block, where a bytearray keeps its buffer apart (56 bytes more); copied from the
+    # bytearray, which is built from a list in half the time bytes takes.
+    return bytes(packed)
+
+
+_repeated_scores: dict[tuple[int, int], RepeatedScore] = {}
+_REPEATED_SCORES_KEPT = 4096
+"""Distinct (score, node count) columns shared at most; past it the table starts again."""
+
+
+def _repeated_score(value: int, length: int) -> RepeatedScore:
+    """The shared :class:`RepeatedScore` for ``value`` on ``length`` nodes (they are never written)."""
+    key = (value, length)
+    column = _repeated_scores.get(key)
+    if column is None:
+        if len(_repeated_scores) >= _REPEATED_SCORES_KEPT:
+            _repeated_scores.clear()
+        column = _repeated_scores[key] = RepeatedScore(value, length)
+    return column
+
+
+_plugin_lists: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _shared_plugins(plugins: Sequence[str]) -> tuple[str, ...]:
+    """``plugins`` (a Score run's plugin names) as a tuple shared by every kept score with the same
+    plugins: one per profile and set of skipped plugins."""
+    key = tuple(plugins)
+    return _plugin_lists.setdefault(key, key)
 
 
 def _compact_totals(totals: Sequence[int]) -> Sequence[int]:
@@ -250,7 +278,8 @@ def _intern(names: Sequence[str]) -> Sequence[str]:
         return names
     table = _name_table
     try:
-        return InternedNames(table.names, _as_run(array("H", map(table.index.__getitem__, names))))
+        known = table.names
+        return InternedNames(known, _as_run(array("H", map(table.index.__getitem__, names)), len(known)))
     except KeyError:  # a name not seen yet (new nodes, or a new table): add them under the lock
         pass
     with _name_table_lock:
@@ -262,21 +291,72 @@ def _intern(names: Sequence[str]) -> Sequence[str]:
             if name not in index:
                 index[name] = len(known)
                 known.append(name)
-        return InternedNames(known, _as_run(array("H", map(index.__getitem__, names))))
+        return InternedNames(known, _as_run(array("H", map(index.__getitem__, names)), len(known)))
 
 
-def _as_run(indexes: array[int]) -> Sequence[int]:
-    """``indexes`` as a ``range`` when they are consecutive, else as they are. A Score run scores
-    the nodes in the snapshot's order from where the last cycle stopped (percentageOfNodesToScore),
-    and the name table learnt them in that order: on a cluster whose nodes all pass the filters
-    most runs name one stretch of the table, kept in 48 bytes instead of two per node."""
-    if indexes:
-        first = indexes[0]
-        if indexes[-1] - first == len(indexes) - 1 and indexes == array(
-            "H", range(first, first + len(indexes))
+def _as_run(indexes: array[int], size: int) -> Sequence[int]:
+    """``indexes`` (into a table of ``size`` names) as a ``range`` when they are consecutive, as a
+    :class:`_WrappedRun` when they run to the table's end and on from its start, else as they are.
+    A Score run scores the nodes in the snapshot's order from where the last cycle stopped
+    (percentageOfNodesToScore), and the name table learnt them in that order: on a cluster whose
+    nodes all pass the filters most runs name one stretch of the table, kept in 48 bytes instead of
+    two per node."""
+    global _ramp
+    count = len(indexes)
+    if not count:
+        return indexes
+    first = indexes[0]
+    ramp = _ramp
+    if len(ramp) < size:  # slices of 0, 1, 2, ... compare in C; building them from a range does not
+        ramp = _ramp = array("H", range(size))
+    if indexes[-1] - first == count - 1:
+        if indexes == ramp[first : first + count]:
+            return range(first, first + count)
+    elif indexes[-1] < first:
+        to_end = size - first
+        if (
+            0 < to_end < count
+            and indexes[-1] == count - to_end - 1
+            and indexes[:to_end] == ramp[first:size]
+            and indexes[to_end:] == ramp[: count - to_end]
         ):
-            return range(first, first + len(indexes))
+            return _WrappedRun(first, count, size)
     return indexes
+
+
+_ramp = array("H")
+"""0, 1, 2, ... up to the largest name table's size (2 bytes a name), for :func:`_as_run`."""
+
+
+class _WrappedRun(Sequence[int]):
+    """``count`` consecutive indexes from ``first`` in a table of ``size`` names, going on from the
+    table's start past its end."""
+
+    __slots__ = ("_count", "_first", "_size")
+
+    def __init__(self, first: int, count: int, size: int) -> None:
+        self._first = first
+        self._count = count
+        self._size = size
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[int]: ...
+
+    def __getitem__(self, index: int | slice) -> int | list[int]:
+        positions = range(self._first, self._first + self._count)[index]
+        if isinstance(positions, range):
+            return [i % self._size for i in positions]
+        return positions % self._size
+
+    def __iter__(self) -> Iterator[int]:
+        size = self._size
+        return (i % size for i in range(self._first, self._first + self._count))
 
 
 class NodeScores(Sequence[NodeScore]):
@@ -308,13 +388,12 @@ class NodeScores(Sequence[NodeScore]):
         if isinstance(self.totals, array):
             return self
         plugins, columns = self._columns
-        # bytearray, not bytes: built from a list in half the time; nothing writes to it. An
-        # extender's column (its score * weight * 10, unchecked as in kube-scheduler) may not fit a
-        # byte and stays a list.
+        # An extender's column (its score * weight * 10, unchecked as in kube-scheduler) may not fit
+        # a byte and stays a list.
         return NodeScores(
             _intern(self.names),
             _compact_totals(self.totals),
-            (plugins, [_as_bytes(c) for c in columns]),
+            (_shared_plugins(plugins), tuple(map(_as_bytes, columns))),
         )
 
     def best(self, count: int) -> list[NodeScore]:
