@@ -278,8 +278,8 @@ def _intern(names: Sequence[str]) -> Sequence[str]:
         return names
     table = _name_table
     try:
-        known = table.names
-        return InternedNames(known, _as_run(array("H", map(table.index.__getitem__, names)), len(known)))
+        indexes = _run_of(table, names) or array("H", map(table.index.__getitem__, names))
+        return InternedNames(table.names, indexes)
     except KeyError:  # a name not seen yet (new nodes, or a new table): add them under the lock
         pass
     with _name_table_lock:
@@ -291,41 +291,29 @@ def _intern(names: Sequence[str]) -> Sequence[str]:
             if name not in index:
                 index[name] = len(known)
                 known.append(name)
-        return InternedNames(known, _as_run(array("H", map(index.__getitem__, names)), len(known)))
+        return InternedNames(known, _run_of(table, names) or array("H", map(index.__getitem__, names)))
 
 
-def _as_run(indexes: array[int], size: int) -> Sequence[int]:
-    """``indexes`` (into a table of ``size`` names) as a ``range`` when they are consecutive, as a
-    :class:`_WrappedRun` when they run to the table's end and on from its start, else as they are.
-    A Score run scores the nodes in the snapshot's order from where the last cycle stopped
-    (percentageOfNodesToScore), and the name table learnt them in that order: on a cluster whose
-    nodes all pass the filters most runs name one stretch of the table, kept in 48 bytes instead of
-    two per node."""
-    global _ramp
-    count = len(indexes)
-    if not count:
-        return indexes
-    first = indexes[0]
-    ramp = _ramp
-    if len(ramp) < size:  # slices of 0, 1, 2, ... compare in C; building them from a range does not
-        ramp = _ramp = array("H", range(size))
-    if indexes[-1] - first == count - 1:
-        if indexes == ramp[first : first + count]:
-            return range(first, first + count)
-    elif indexes[-1] < first:
-        to_end = size - first
-        if (
-            0 < to_end < count
-            and indexes[-1] == count - to_end - 1
-            and indexes[:to_end] == ramp[first:size]
-            and indexes[to_end:] == ramp[: count - to_end]
-        ):
-            return _WrappedRun(first, count, size)
-    return indexes
-
-
-_ramp = array("H")
-"""0, 1, 2, ... up to the largest name table's size (2 bytes a name), for :func:`_as_run`."""
+def _run_of(table: _NameTable, names: Sequence[str]) -> Sequence[int] | None:
+    """The indexes of ``names`` in ``table`` as a ``range`` when the table holds them one after the
+    other, or a :class:`_WrappedRun` when they run to the table's end and on from its start; None
+    otherwise (or for no names). A Score run scores the nodes in the snapshot's order from where
+    the last cycle stopped (percentageOfNodesToScore), and the table learnt them in that order: on a
+    cluster whose nodes all pass the filters most runs are one stretch of the table, kept in 48
+    bytes instead of two per node, and found by comparing two lists of the same string objects
+    (faster than looking each name up)."""
+    count = len(names)
+    first = table.index.get(names[0]) if count else None
+    if first is None:
+        return None
+    known = table.names
+    size = len(known)  # the table only grows: what it holds now stays where it is
+    if first + count <= size:
+        return range(first, first + count) if known[first : first + count] == names else None
+    to_end = size - first
+    if known[first:] == names[:to_end] and known[: count - to_end] == names[to_end:]:
+        return _WrappedRun(first, count, size)
+    return None
 
 
 class _WrappedRun(Sequence[int]):

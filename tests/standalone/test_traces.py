@@ -201,7 +201,9 @@ def test_kept_traces_share_their_empty_plugin_sets_and_absent_status_and_explain
     assert kept[0].pending_plugins is kept[1].pending_plugins
     assert kept[0].node_to_status.absent is kept[1].node_to_status.absent
     # The binding cycle's attempt reads the same (empty) plugins; the scheduled attempt keeps its own.
-    assert not prepared.light.diagnosis.unschedulable_plugins and second.diagnosis.unschedulable_plugins == set()
+    assert (
+        not prepared.light.diagnosis.unschedulable_plugins and second.diagnosis.unschedulable_plugins == set()
+    )
     assert second.diagnosis.unschedulable_plugins is not kept[1].unschedulable_plugins
     trace = traces.explain("default/p2")
     assert trace is not None and {k: v for k, v in trace.items() if k != "attempts"} == expected
