@@ -10,7 +10,8 @@ gets it, later.
 
 A package imported only for a name it defines (``from requests_oauthlib import OAuth2Session``) can
 be put off too when the importer only ever calls that name: ``forwarded`` names are stand-ins that
-load the package on their first call and call the real one.
+load the package on their first call and call the real one; a name its importer only reads at once
+(a ``__version__`` it checks) can be read from the submodule that defines it, without the rest.
 """
 
 from __future__ import annotations
@@ -19,20 +20,25 @@ import importlib
 import importlib.util
 import sys
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib.machinery import ModuleSpec
+from types import MappingProxyType
 from typing import Any
 
 __all__ = ["placeholder"]
 
 
-def placeholder(spec: ModuleSpec, forwarded: Sequence[str] = ()) -> types.ModuleType:
+def placeholder(
+    spec: ModuleSpec, forwarded: Sequence[str] = (), from_submodules: Mapping[str, str] = MappingProxyType({})
+) -> types.ModuleType:
     """A package module for ``spec`` whose ``__init__`` runs on the first name it lacks, installed
     in ``sys.modules`` under ``spec.name``.
 
     Each of ``forwarded`` is a callable stand-in until then: calling it runs ``__init__`` (which
     replaces the stand-in with the real name in the module) and calls the real one. Only for names
-    their importers call, never subclass or compare.
+    their importers call, never subclass or compare. Each name of ``from_submodules`` is set at once
+    from the submodule it maps to, as the package's ``__init__`` sets it (``{"__version__":
+    "version"}``: the version an importer checks, read without the rest of the package).
     """
     name = spec.name
     module = types.ModuleType(name)
@@ -74,4 +80,6 @@ def placeholder(spec: ModuleSpec, forwarded: Sequence[str] = ()) -> types.Module
     for attr in forwarded:
         setattr(module, attr, forwarder(attr))
     sys.modules[name] = module
+    for attr, submodule in from_submodules.items():
+        setattr(module, attr, getattr(importlib.import_module(f"{name}.{submodule}"), attr))
     return module

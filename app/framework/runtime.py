@@ -135,22 +135,93 @@ class NodeScore:
         return f"NodeScore(name={self.name!r}, total={self.total!r}, plugin_scores={self.plugin_scores!r})"
 
 
+class RepeatedScore(Sequence[int]):
+    """A score column whose nodes all scored the same, as that score and the node count: most of a
+    Score run's columns are (TaintToleration's 100 on untainted nodes, ImageLocality's 0 without the
+    image, a plugin skipped for the pod), and a kept column of 500 bytes becomes one object."""
+
+    __slots__ = ("_length", "value")
+
+    def __init__(self, value: int, length: int) -> None:
+        self.value = value
+        self._length = length
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[int]: ...
+
+    def __getitem__(self, index: int | slice) -> int | list[int]:
+        if isinstance(index, slice):
+            return [self.value] * len(range(self._length)[index])
+        if not -self._length <= index < self._length:
+            raise IndexError("score index out of range")
+        return self.value
+
+    def __iter__(self) -> Iterator[int]:
+        return repeat(self.value, self._length)
+
+    def __repr__(self) -> str:
+        return f"RepeatedScore({self.value!r}, {self._length!r})"
+
+
 def _as_bytes(column: Sequence[int]) -> Sequence[int]:
-    """``column`` in a byte per node, or as it is when a score does not fit one (bytearray checks
-    every value itself, in the same pass that copies it)."""
+    """``column`` in a byte per node, one shared :class:`RepeatedScore` when every node has the
+    same score, or as it is when a score does not fit a byte (bytearray checks every value itself,
+    in the same pass that copies it)."""
     try:
-        return bytearray(column)
+        packed = bytearray(column)
     except ValueError:
         return column
+    # bytearray.count of a one-byte pattern runs in C: a constant column costs one more pass.
+    if packed and packed.count(packed[:1]) == len(packed):
+        return _repeated_score(packed[0], len(packed))
+    # bytes, one block, where a bytearray keeps its buffer apart (56 bytes more); copied from the
+    # bytearray, which is built from a list in half the time bytes takes.
+    return bytes(packed)
+
+
+_repeated_scores: dict[tuple[int, int], RepeatedScore] = {}
+_REPEATED_SCORES_KEPT = 4096
+"""Distinct (score, node count) columns shared at most; past it the table starts again."""
+
+
+def _repeated_score(value: int, length: int) -> RepeatedScore:
+    """The shared :class:`RepeatedScore` for ``value`` on ``length`` nodes (they are never written)."""
+    key = (value, length)
+    column = _repeated_scores.get(key)
+    if column is None:
+        if len(_repeated_scores) >= _REPEATED_SCORES_KEPT:
+            _repeated_scores.clear()
+        column = _repeated_scores[key] = RepeatedScore(value, length)
+    return column
+
+
+_plugin_lists: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _shared_plugins(plugins: Sequence[str]) -> tuple[str, ...]:
+    """``plugins`` (a Score run's plugin names) as a tuple shared by every kept score with the same
+    plugins: one per profile and set of skipped plugins."""
+    key = tuple(plugins)
+    return _plugin_lists.setdefault(key, key)
 
 
 def _compact_totals(totals: Sequence[int]) -> Sequence[int]:
-    """``totals`` as 4-byte machine integers (a list holds a pointer and, past 256, a 28-byte int
-    object per node); an extender's unchecked total that does not fit stays a list."""
-    try:
-        return array("i", totals)
-    except OverflowError:
-        return totals
+    """``totals`` as 2-byte machine integers when every total fits (an in-tree profile's totals are
+    at most 100 times the sum of its weights), else 4-byte ones (a list holds a pointer and, past
+    256, a 28-byte int object per node); an extender's unchecked total that does not fit stays a
+    list."""
+    for typecode in "Hi":
+        try:
+            return array(typecode, totals)
+        except OverflowError:
+            continue
+    return totals
 
 
 class _NameTable:
@@ -174,11 +245,11 @@ _name_table_lock = threading.Lock()
 
 class InternedNames(Sequence[str]):
     """Node names as 2-byte indexes into a shared :class:`_NameTable` (a list of names holds an
-    eight-byte pointer per node)."""
+    eight-byte pointer per node), or a ``range`` of them when they are consecutive."""
 
     __slots__ = ("_indexes", "_names")
 
-    def __init__(self, names: list[str], indexes: array[int]) -> None:
+    def __init__(self, names: list[str], indexes: Sequence[int]) -> None:
         self._names = names
         self._indexes = indexes
 
@@ -207,7 +278,8 @@ def _intern(names: Sequence[str]) -> Sequence[str]:
         return names
     table = _name_table
     try:
-        return InternedNames(table.names, array("H", map(table.index.__getitem__, names)))
+        indexes = _run_of(table, names) or array("H", map(table.index.__getitem__, names))
+        return InternedNames(table.names, indexes)
     except KeyError:  # a name not seen yet (new nodes, or a new table): add them under the lock
         pass
     with _name_table_lock:
@@ -219,7 +291,60 @@ def _intern(names: Sequence[str]) -> Sequence[str]:
             if name not in index:
                 index[name] = len(known)
                 known.append(name)
-        return InternedNames(known, array("H", map(index.__getitem__, names)))
+        return InternedNames(known, _run_of(table, names) or array("H", map(index.__getitem__, names)))
+
+
+def _run_of(table: _NameTable, names: Sequence[str]) -> Sequence[int] | None:
+    """The indexes of ``names`` in ``table`` as a ``range`` when the table holds them one after the
+    other, or a :class:`_WrappedRun` when they run to the table's end and on from its start; None
+    otherwise (or for no names). A Score run scores the nodes in the snapshot's order from where
+    the last cycle stopped (percentageOfNodesToScore), and the table learnt them in that order: on a
+    cluster whose nodes all pass the filters most runs are one stretch of the table, kept in 48
+    bytes instead of two per node, and found by comparing two lists of the same string objects
+    (faster than looking each name up)."""
+    count = len(names)
+    first = table.index.get(names[0]) if count else None
+    if first is None:
+        return None
+    known = table.names
+    size = len(known)  # the table only grows: what it holds now stays where it is
+    if first + count <= size:
+        return range(first, first + count) if known[first : first + count] == names else None
+    to_end = size - first
+    if known[first:] == names[:to_end] and known[: count - to_end] == names[to_end:]:
+        return _WrappedRun(first, count, size)
+    return None
+
+
+class _WrappedRun(Sequence[int]):
+    """``count`` consecutive indexes from ``first`` in a table of ``size`` names, going on from the
+    table's start past its end."""
+
+    __slots__ = ("_count", "_first", "_size")
+
+    def __init__(self, first: int, count: int, size: int) -> None:
+        self._first = first
+        self._count = count
+        self._size = size
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[int]: ...
+
+    def __getitem__(self, index: int | slice) -> int | list[int]:
+        positions = range(self._first, self._first + self._count)[index]
+        if isinstance(positions, range):
+            return [i % self._size for i in positions]
+        return positions % self._size
+
+    def __iter__(self) -> Iterator[int]:
+        size = self._size
+        return (i % size for i in range(self._first, self._first + self._count))
 
 
 class NodeScores(Sequence[NodeScore]):
@@ -244,19 +369,19 @@ class NodeScores(Sequence[NodeScore]):
     def compacted(self) -> NodeScores:
         """The same scores in less memory, for keeping (``berth run``'s decision traces): a
         normalized score (0 to 100, checked before a NodeScores is made) takes a byte instead of an
-        eight-byte pointer, a total four bytes instead of a pointer to an int object, a node's name
-        a two-byte index into a table of names instead of a pointer. Already compact scores are
+        eight-byte pointer (a column of one score for every node, one object), a total two or four
+        bytes instead of a pointer to an int object, a node's name a two-byte index into a table of
+        names instead of a pointer (consecutive indexes, one range). Already compact scores are
         returned as they are."""
         if isinstance(self.totals, array):
             return self
         plugins, columns = self._columns
-        # bytearray, not bytes: built from a list in half the time; nothing writes to it. An
-        # extender's column (its score * weight * 10, unchecked as in kube-scheduler) may not fit a
-        # byte and stays a list.
+        # An extender's column (its score * weight * 10, unchecked as in kube-scheduler) may not fit
+        # a byte and stays a list.
         return NodeScores(
             _intern(self.names),
             _compact_totals(self.totals),
-            (plugins, [_as_bytes(c) for c in columns]),
+            (_shared_plugins(plugins), tuple(map(_as_bytes, columns))),
         )
 
     def best(self, count: int) -> list[NodeScore]:

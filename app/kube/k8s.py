@@ -45,10 +45,14 @@ _DEFERRED: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("oauthlib.oauth2", ()),
     ("dateutil.parser", ("parse",)),
     ("multiprocessing.pool", ("ThreadPool",)),
+    ("charset_normalizer", ()),
 )
 """Modules the configuration parts import at their top for what berth never does, and the names
 their importers call: OIDC token refresh (``kubernetes.config``), the generated models' date
-parsing and ``async_req``'s thread pool (``ApiClient``)."""
+parsing and ``async_req``'s thread pool (``ApiClient``), and requests' guess of an undeclared
+response encoding (``Response.apparent_encoding``; about 3 MiB with its compiled modules)."""
+_READ_AT_IMPORT = {"charset_normalizer": {"__version__": "version"}}
+"""Names a deferred module's importer reads at once: requests checks charset_normalizer's version."""
 _installed: list[str] = []
 """The names of ``sys.modules`` that :func:`_light` filled: what to take back if it fails."""
 
@@ -61,7 +65,7 @@ def _deferred_placeholders() -> None:
         spec = importlib.util.find_spec(name)  # imports the parent package, a light one for each
         if spec is None:
             continue  # the importer reports what is missing
-        module = placeholder(spec, forwarded=forwarded)
+        module = placeholder(spec, forwarded=forwarded, from_submodules=_READ_AT_IMPORT.get(name, {}))
         _installed.append(name)
         parent, _, child = name.rpartition(".")
         if parent:  # ``import a.b`` finding a.b in sys.modules binds ``a``: ``a.b`` must be there

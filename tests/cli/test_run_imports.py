@@ -14,7 +14,8 @@ from tests.fresh_interpreter import run_python
 # bring), uvicorn's command line and click (~5 MiB), the kubernetes client's generated models, and
 # cryptography (~12 MiB: only making a self-signed pair and reading certificates need it, and a child
 # process does that: app.server.x509tool), and OIDC token refresh's requests_oauthlib and oauthlib
-# and the kubernetes ApiClient's date parser and thread pool (~2.5 MiB together: app.kube.k8s).
+# and the kubernetes ApiClient's date parser and thread pool (~2.5 MiB together: app.kube.k8s), and
+# requests' encoding detection (charset_normalizer, ~3 MiB with its compiled modules: app.kube.k8s).
 NOT_AT_START = (
     "app.simulate.report",
     "app.simulate.runner",
@@ -28,6 +29,7 @@ NOT_AT_START = (
     "oauthlib.oauth2.rfc6749",
     "dateutil.parser._parser",
     "multiprocessing.connection",
+    "charset_normalizer.md",
 )
 
 

@@ -1279,6 +1279,40 @@ def test_compacted_scores_read_as_the_originals() -> None:
     assert [s.plugin_scores for s in huge.compacted()] == [{"Ext": 2**40}, {"Ext": -(2**40)}]
 
 
+def test_compacted_constant_columns_and_runs_of_names_read_as_the_originals(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Kept scores keep a column where every node scored the same as one shared object, and node
+    names that are consecutive in the table of names as a range, also when they run past the
+    table's end and on from its start: every read (index, slice, iteration, plugin scores, best)
+    answers as the original scores do."""
+    from app.framework import runtime
+
+    monkeypatch.setattr(runtime, "_name_table", runtime._NameTable())
+    names = ["n0", "n1", "n2", "n3", "n4"]
+    fit, taint = [10, 40, 20, 50, 30], [100] * 5
+    scores = NodeScores(names, [110, 140, 120, 150, 130], (["Fit", "Taint"], [fit, taint]))
+    compact = scores.compacted()
+    assert list(compact) == list(scores) and compact.best(2) == scores.best(2)
+    assert isinstance(compact.names, runtime.InternedNames) and list(compact.names) == names
+    kept_fit, kept_taint = compact._columns[1]
+    assert list(kept_fit) == fit and list(kept_taint) == taint
+    assert kept_taint[-1] == 100 and kept_taint[1:3] == [100, 100] and len(kept_taint) == 5
+    with pytest.raises(IndexError):
+        kept_taint[5]
+    again = NodeScores(names, [1] * 5, (["Fit", "Taint"], [[1, 2, 3, 4, 5], [100] * 5])).compacted()
+    assert again._columns[1][1] is kept_taint  # one object for every kept column of 100 on 5 nodes
+    assert again._columns[0] is compact._columns[0]  # and one tuple of plugin names
+    # Nodes scored from the fourth of the table's five on: n3, n4, n0, n1.
+    wrapped = ["n3", "n4", "n0", "n1"]
+    kept = NodeScores(wrapped, [4, 3, 2, 1], (["Fit"], [[4, 3, 2, 1]])).compacted()
+    assert list(kept.names) == wrapped and kept.names[2] == "n0" and kept.names[-1] == "n1"
+    assert kept.names[1:3] == ["n4", "n0"] and [s.name for s in kept] == wrapped
+    # Out of order: kept index by index.
+    shuffled = ["n2", "n0", "n4"]
+    assert list(NodeScores(shuffled, [1, 2, 3], (["Fit"], [[1, 2, 3]])).compacted().names) == shuffled
+
+
 def test_compacted_names_survive_a_new_name_table(monkeypatch: pytest.MonkeyPatch) -> None:
     """Kept scores name their nodes by index into a table of names; when a table is full a new one
     starts and scores kept before still read their own names (node churn never grows one table)."""

@@ -84,6 +84,34 @@ def test_the_api_clients_date_parser_and_thread_pool_load_on_first_use(tmp_path:
     assert out == "[] 2024-05-06T07:08:09+00:00 [1, 4, 9] True multiprocessing.pool"
 
 
+def test_requests_guesses_an_encoding_with_charset_normalizer_loaded_on_first_use(tmp_path: Path) -> None:
+    """requests imports charset_normalizer (about 3 MiB with its compiled modules) to guess an
+    undeclared response encoding, which berth never asks for: loading a kubeconfig reads only its
+    version (requests checks it), and the guess loads the real package and answers as it would."""
+    config = tmp_path / "kubeconfig"
+    config.write_text(KUBECONFIG)
+    code = """
+        import sys
+        from requests.models import Response
+        from charset_normalizer import __version__
+        answer = Response()
+        answer._content = "Grüße aus dem Süden, très bien".encode("latin-1")
+        print(__version__ > "", answer.apparent_encoding, "charset_normalizer.md" in sys.modules)
+        """
+    light = run(
+        f"""
+        import sys
+        from app.kube.client import KubeClient
+        KubeClient.from_config({str(config)!r})
+        print("charset_normalizer.md" in sys.modules)
+        """
+        + code
+    )
+    whole = run(code)
+    assert light.splitlines()[0] == "False"
+    assert light.splitlines()[1] == whole and whole.endswith(" True")
+
+
 def test_the_rest_of_the_package_is_still_there_when_asked_for() -> None:
     out = run(
         """

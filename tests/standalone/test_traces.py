@@ -184,3 +184,26 @@ def test_a_scheduled_attempt_prepared_before_its_binding_explains_its_rejected_n
     assert trace is not None
     assert {k: v for k, v in trace.items() if k != "attempts"} == expected
     assert trace["filter"]["small"]["reasons"] == ["Insufficient cpu"]
+
+
+def test_kept_traces_share_their_empty_plugin_sets_and_absent_status_and_explain_with_their_own() -> None:
+    """Most attempts' diagnoses have no rejecting plugins and the default absent-node status: the
+    store keeps one of each for all its traces, and an explanation still gets sets of its own."""
+    e = _engine_of({f"n{i}": {"cpu": "4", "memory": "4Gi", "pods": "110"} for i in range(3)})
+    first, second = (e.schedule_one(make_pod(name, [{"cpu": "1"}])) for name in ("p1", "p2"))
+    expected = record_dict(explain_attempt(second, []))
+    traces = DecisionTraces()
+    traces.record(first, list)
+    prepared = traces.prepare(second, list)
+    traces.keep(prepared)
+    kept = [traces._attempts[key][0].diagnosis for key in ("default/p1", "default/p2")]
+    assert kept[0].unschedulable_plugins is kept[1].unschedulable_plugins == frozenset()
+    assert kept[0].pending_plugins is kept[1].pending_plugins
+    assert kept[0].node_to_status.absent is kept[1].node_to_status.absent
+    # The binding cycle's attempt reads the same (empty) plugins; the scheduled attempt keeps its own.
+    assert (
+        not prepared.light.diagnosis.unschedulable_plugins and second.diagnosis.unschedulable_plugins == set()
+    )
+    assert second.diagnosis.unschedulable_plugins is not kept[1].unschedulable_plugins
+    trace = traces.explain("default/p2")
+    assert trace is not None and {k: v for k, v in trace.items() if k != "attempts"} == expected
