@@ -190,7 +190,7 @@ class BodyStream:
                 if response.complete:
                     return
                 try:
-                    response.take(_recv(self._sock))
+                    response.take(self._sock.recv(_READ_SIZE))
                 except StaleConnection as err:  # cannot be: the headers came back
                     raise ConnectionResetError(errno.ECONNRESET, "connection closed") from err
                 except httptools.HttpParserError as err:
@@ -358,7 +358,7 @@ class BlockingHttp:
                 while written < len(view):
                     written += sock.send(view[written:])
             while not response.complete:
-                response.take(_recv(sock))
+                response.take(sock.recv(_READ_SIZE))
         except (ConnectionResetError, BrokenPipeError) as err:
             _close(sock)
             if response.received:
@@ -382,27 +382,6 @@ class BlockingHttp:
         if not keep:
             _close(sock)
         return response.status, b"".join(response.body)
-
-
-def _recv(sock: socket.socket) -> bytes:
-    """``sock.recv`` of what has arrived, up to :data:`_READ_SIZE`, within the socket's timeout.
-
-    On a TLS socket with a timeout, CPython's ``SSLSocket.recv`` first tries ``SSL_read``, which
-    finds nothing yet (an answer is rarely back when its request has just gone out, a watch event
-    rarely waiting), then polls the descriptor, then reads again: three releases of the interpreter
-    lock, each a contended hand-over (a context switch) while the binding workers, the reflectors
-    and the scheduling loop all want it. Waiting for the descriptor first makes it two, as a plain
-    socket's ``recv`` already does. Bytes TLS has decrypted and not handed out (``pending()``) are
-    read at once; a record that is only partly in still waits inside ``recv``, within the timeout;
-    a socket shut down by another thread (a watch's ``close()``) is readable, so that ``recv``
-    ends as before. The wait times out as ``recv`` would, with ``TimeoutError``."""
-    timeout = sock.gettimeout()
-    if timeout is not None and isinstance(sock, ssl.SSLSocket) and not sock.pending():
-        poller = select.poll()  # not select(): descriptors past FD_SETSIZE
-        poller.register(sock, select.POLLIN)
-        if not poller.poll(timeout * 1000):
-            raise TimeoutError("The read operation timed out")
-    return sock.recv(_READ_SIZE)
 
 
 def _closed_while_idle(sock: socket.socket) -> bool:
