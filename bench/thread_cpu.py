@@ -153,6 +153,8 @@ def print_table(result: dict[str, Any]) -> None:
     print("|---|---|---|---|")
     threads = sorted(result["threads"].items(), key=lambda kv: -kv[1]["cpu_ms_per_pod"])
     for name, t in threads:
+        if not t["cpu_ms_per_pod"] and not t["context_switches_per_pod"]:
+            continue  # an informer with nothing to watch in this workload
         print(
             f"| {name} | {t['cpu_ms_per_pod']:.3f} | {t['system_ms_per_pod']:.3f} | "
             f"{t['context_switches_per_pod']:.2f} |"
