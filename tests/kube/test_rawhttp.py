@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import ssl
 import struct
 import threading
 import time
@@ -16,6 +17,7 @@ from kubernetes import client as k8s_client
 from app.kube import rawhttp
 from app.kube.client import KubeClient, KubeError
 from app.kube.rawhttp import BlockingHttp, ResponseParser, Target, replayable
+from tests.server.pki import CA
 
 
 class FakeServer:
@@ -27,9 +29,15 @@ class FakeServer:
     """
 
     def __init__(
-        self, answers: list[bytes | None], close_after: int = 0, reset: bool = False, delay: float = 0.0
+        self,
+        answers: list[bytes | None],
+        close_after: int = 0,
+        reset: bool = False,
+        delay: float = 0.0,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.answers = answers
+        self.tls = tls  # a server context: the connections speak TLS, as the API server's
         self.delay = delay  # seconds before each answer
         self.close_after = close_after
         self.reset = reset
@@ -53,8 +61,12 @@ class FakeServer:
         if self.reset:
             conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         try:
+            if self.tls is not None:
+                conn = self.tls.wrap_socket(conn, server_side=True)
             with conn, conn.makefile("rb") as reader:
                 self._answer(conn, reader)
+        except OSError:
+            pass  # the client went away mid-handshake or mid-answer
         finally:
             self.closed.set()
 
@@ -96,10 +108,11 @@ def make_client() -> Iterator[list[KubeClient]]:
 
 
 def kube_client(
-    port: int, made: list[KubeClient], token: str = "", *, urllib3_only: bool = False
+    port: int, made: list[KubeClient], token: str = "", *, urllib3_only: bool = False, tls: bool = False
 ) -> KubeClient:
     conf = k8s_client.Configuration()
-    conf.host = f"http://127.0.0.1:{port}"
+    conf.host = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
+    conf.verify_ssl = False  # the TLS servers' throwaway certificates
     if urllib3_only:
         conf.assert_hostname = False  # a configuration rawhttp does not take (and plain HTTP ignores)
     if token:
@@ -418,5 +431,64 @@ def test_a_watch_closed_from_another_thread_ends_quietly(make_client: list[KubeC
     threading.Timer(0.2, stream.close).start()
     started = time.monotonic()
     assert list(stream) == []
+    assert time.monotonic() - started < 10
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def server_tls(tmp_path_factory: pytest.TempPathFactory) -> ssl.SSLContext:
+    """A serving context with a throwaway certificate for 127.0.0.1."""
+    directory = tmp_path_factory.mktemp("pki")
+    cert, key = CA.create(directory, "ca").issue(directory, "apiserver", server=True)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(str(cert), str(key))
+    return ctx
+
+
+def test_over_tls_a_late_answer_in_pieces_is_read_whole(
+    make_client: list[KubeClient], server_tls: ssl.SSLContext
+) -> None:
+    # The answer comes after the client started waiting for it, its body after its headers.
+    body = b'{"kind":"Pod","metadata":{"name":"p"}}'
+    head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+    server = FakeServer([head], close_after=1, delay=0.2, tls=server_tls)
+    original = server._answer
+
+    def answer_then_body(conn: socket.socket, reader: BinaryIO) -> None:
+        original(conn, reader)  # the headers, 0.2 s late; then the body, later still
+        time.sleep(0.2)
+        conn.sendall(body)
+        reader.readline()  # keep the connection until the client is done with it
+
+    server._answer = answer_then_body  # type: ignore[method-assign]
+    kc = kube_client(server.port, make_client, tls=True)
+    assert kc.request("GET", "/api/v1/namespaces/ns/pods/p") == (200, body)
+    server.close()
+
+
+def test_over_tls_a_read_timeout_is_a_status_0_kube_error_in_time(
+    make_client: list[KubeClient], server_tls: ssl.SSLContext
+) -> None:
+    server = FakeServer([answer(200, b"{}")], delay=5.0, tls=server_tls)  # answers too late
+    started = time.monotonic()
+    with pytest.raises(KubeError) as err:
+        kube_client(server.port, make_client, tls=True).request("GET", "/a", timeout=0.3)
+    assert err.value.status == 0 and err.value.reason == "TransportError"
+    assert "timed out" in err.value.message
+    assert time.monotonic() - started < 3  # the timeout bounds the wait once, not twice
+    server.close()
+
+
+def test_over_tls_a_watch_yields_its_events_and_ends_when_closed_from_another_thread(
+    make_client: list[KubeClient], server_tls: ssl.SSLContext
+) -> None:
+    server = FakeServer(
+        [_chunked(b'{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n', end=False)], tls=server_tls
+    )
+    kc = kube_client(server.port, make_client, tls=True)
+    stream = kc.watch("/api/v1/pods", {"timeoutSeconds": "60"})
+    threading.Timer(0.5, stream.close).start()
+    started = time.monotonic()
+    assert [e["object"]["metadata"]["name"] for e in stream] == ["a"]
     assert time.monotonic() - started < 10
     server.close()
