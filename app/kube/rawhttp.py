@@ -217,6 +217,20 @@ class BodyStream:
         _close(self._sock)
 
 
+@contextlib.contextmanager
+def _closed_on_failure(sock: socket.socket) -> Iterator[None]:
+    """Close ``sock`` when the block fails, whatever the failure; an answer httptools cannot
+    parse fails as a ``ConnectionError`` (an ``OSError``, as the callers' other failures)."""
+    try:
+        yield
+    except httptools.HttpParserError as err:
+        _close(sock)
+        raise ConnectionError(f"malformed answer: {err}") from err
+    except BaseException:
+        _close(sock)
+        raise
+
+
 class StaleConnection(Exception):
     """The server closed the connection before any byte of the answer came back.
 
@@ -311,19 +325,13 @@ class BlockingHttp:
         sock = self._connect()
         response = ResponseParser()
         try:
-            sock.settimeout(timeout)
-            sock.sendall(request)
-            while not response.headers_complete:
-                response.take(sock.recv(_READ_SIZE))
+            with _closed_on_failure(sock):
+                sock.settimeout(timeout)
+                sock.sendall(request)
+                while not response.headers_complete:
+                    response.take(sock.recv(_READ_SIZE))
         except StaleConnection as err:
-            _close(sock)
             raise _lost_answer(err) from err
-        except httptools.HttpParserError as err:
-            _close(sock)
-            raise ConnectionError(f"malformed answer: {err}") from err
-        except BaseException:
-            _close(sock)
-            raise
         return BodyStream(sock, response)
 
     def close(self) -> None:
@@ -352,27 +360,18 @@ class BlockingHttp:
         of the answer back."""
         response = ResponseParser()
         written = 0
-        try:
-            sock.settimeout(timeout)
-            with memoryview(request) as view:
-                while written < len(view):
-                    written += sock.send(view[written:])
-            while not response.complete:
-                response.take(sock.recv(_READ_SIZE))
-        except (ConnectionResetError, BrokenPipeError) as err:
-            _close(sock)
-            if response.received:
-                raise
-            raise (NothingWritten() if written == 0 else StaleConnection()) from err
-        except StaleConnection:
-            _close(sock)
-            raise
-        except httptools.HttpParserError as err:
-            _close(sock)
-            raise ConnectionError(f"malformed answer: {err}") from err
-        except BaseException:
-            _close(sock)
-            raise
+        with _closed_on_failure(sock):
+            try:
+                sock.settimeout(timeout)
+                with memoryview(request) as view:
+                    while written < len(view):
+                        written += sock.send(view[written:])
+                while not response.complete:
+                    response.take(sock.recv(_READ_SIZE))
+            except (ConnectionResetError, BrokenPipeError) as err:
+                if response.received:
+                    raise
+                raise (NothingWritten() if written == 0 else StaleConnection()) from err
         keep = response.keep_alive
         if keep:
             with self._lock:
