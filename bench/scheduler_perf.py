@@ -281,6 +281,9 @@ class ThroughputCollector:
         """Pods scheduled by the skipped first tick: in no sample."""
         self.by_last_sample = 0
         """Pods scheduled by the last sample's tick; the ones after it are in no sample either."""
+        self.first_scheduled: float | None = None
+        self.last_scheduled: float | None = None
+        """When the bench saw the first and the last measured pod scheduled (``time.monotonic()``)."""
         self._stop = threading.Event()
         tracker.add_handler(self._on_pod)
         self._thread = threading.Thread(target=self._run, daemon=True, name="throughput")
@@ -291,6 +294,9 @@ class ThroughputCollector:
             return
         if (old is None or not old.node) and new.node:
             self.scheduled += 1  # under the tracker's lock
+            self.last_scheduled = time.monotonic()
+            if self.first_scheduled is None:
+                self.first_scheduled = self.last_scheduled
 
     def _count(self) -> int:
         with self.tracker.lock:
@@ -364,6 +370,9 @@ class Window:
     pods_after_samples: int = 0
     """Measured pods scheduled after the last sample's tick: left out too. When a window ends in a
     burst, this decides the average more than the pace before it."""
+    scheduling_span: float = 0.0
+    """Seconds from the first measured pod seen scheduled to the last: the pace without the
+    sampling's edges (the window also holds the wait before the first and the final poll)."""
     cpu_ms_per_pod: float = 0.0
     control_plane_cpu_ms_per_pod: float = 0.0
     """etcd's and kube-apiserver's CPU over the window per measured pod: what serving the scheduler
@@ -412,6 +421,8 @@ class Measurement:
         w.samples = self.collector.samples
         w.pods_before_samples = self.collector.before_first_sample
         w.pods_after_samples = w.measured_pods - self.collector.by_last_sample
+        first, last = self.collector.first_scheduled, self.collector.last_scheduled
+        w.scheduling_span = last - first if first is not None and last is not None else 0.0
         pods = max(w.measured_pods, 1)
         w.cpu_ms_per_pod = 1e3 * cpu / pods
         w.control_plane_cpu_ms_per_pod = 1e3 * control_plane / pods
@@ -1289,7 +1300,8 @@ def print_report(plan: Plan, results: list[RunResult]) -> dict[str, dict[str, fl
             print(f"\n{r.scheduler} #{r.repeat} {w.name}: one-second samples (pods/s): {samples}")
             print(
                 f"  In no sample: {w.pods_before_samples} pods scheduled by the first (skipped) tick, "
-                f"{w.pods_after_samples} after the last sample"
+                f"{w.pods_after_samples} after the last sample; the first to the last pod scheduled: "
+                f"{w.scheduling_span:.2f}s"
             )
             print(
                 f"  Scheduled Events: {w.scheduled_events_per_pod:.2f} per measured pod, waited for "
