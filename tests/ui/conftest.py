@@ -24,9 +24,12 @@ DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One chromium for the session."""
+    """One chromium per test module. Playwright's sync API keeps an event loop running in the main
+    thread while it is started, so it stops with the module: a test collected after the UI tests
+    (``pytest tests/ui tests/extender``) can still call ``asyncio.run``. (A package scope would
+    need an ``__init__.py`` here; without one pytest keeps it for the session.)"""
     if not CHROMIUM.exists():
         pytest.fail(
             f"chromium is not installed ({CHROMIUM} is missing): the web UI tests need a real browser. "
