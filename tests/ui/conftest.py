@@ -28,8 +28,8 @@ PHONE = {"width": 390, "height": 844}
 def browser() -> Iterator[Any]:
     """One chromium per test module. Playwright's sync API keeps an event loop running in the main
     thread while it is started, so it stops with the module: a test collected after the UI tests
-    (``pytest tests/ui tests/extender``) can still call ``asyncio.run``. (A package scope would
-    need an ``__init__.py`` here; without one pytest keeps it for the session.)"""
+    (``pytest tests/ui tests/extender``) can still call ``asyncio.run``. (A package scope did not
+    end it before the next directory's tests: this directory has no ``__init__.py``.)"""
     if not CHROMIUM.exists():
         pytest.fail(
             f"chromium is not installed ({CHROMIUM} is missing): the web UI tests need a real browser. "
