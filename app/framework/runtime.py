@@ -6,6 +6,7 @@ from __future__ import annotations
 import heapq
 import threading
 import time
+from abc import abstractmethod
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -135,7 +136,30 @@ class NodeScore:
         return f"NodeScore(name={self.name!r}, total={self.total!r}, plugin_scores={self.plugin_scores!r})"
 
 
-class RepeatedScore(Sequence[int]):
+class _DerivedInts(Sequence[int]):
+    """A read-only sequence of integers computed from its position: subclasses give ``__len__``
+    and ``_at`` (a position in ``range(len(self))``); indexes and slices read as a list's."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def _at(self, position: int) -> int:
+        """The integer at ``position`` (``0 <= position < len(self)``)."""
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[int]: ...
+
+    def __getitem__(self, index: int | slice) -> int | list[int]:
+        positions = range(len(self))[index]  # a negative or out-of-range index as a list's
+        if isinstance(positions, range):
+            return [self._at(p) for p in positions]
+        return self._at(positions)
+
+
+class RepeatedScore(_DerivedInts):
     """A score column whose nodes all scored the same, as that score and the node count: most of a
     Score run's columns are (TaintToleration's 100 on untainted nodes, ImageLocality's 0 without the
     image, a plugin skipped for the pod), and a kept column of 500 bytes becomes one object."""
@@ -149,17 +173,7 @@ class RepeatedScore(Sequence[int]):
     def __len__(self) -> int:
         return self._length
 
-    @overload
-    def __getitem__(self, index: int) -> int: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[int]: ...
-
-    def __getitem__(self, index: int | slice) -> int | list[int]:
-        if isinstance(index, slice):
-            return [self.value] * len(range(self._length)[index])
-        if not -self._length <= index < self._length:
-            raise IndexError("score index out of range")
+    def _at(self, position: int) -> int:
         return self.value
 
     def __iter__(self) -> Iterator[int]:
@@ -316,7 +330,7 @@ def _run_of(table: _NameTable, names: Sequence[str]) -> Sequence[int] | None:
     return None
 
 
-class _WrappedRun(Sequence[int]):
+class _WrappedRun(_DerivedInts):
     """``count`` consecutive indexes from ``first`` in a table of ``size`` names, going on from the
     table's start past its end."""
 
@@ -330,17 +344,8 @@ class _WrappedRun(Sequence[int]):
     def __len__(self) -> int:
         return self._count
 
-    @overload
-    def __getitem__(self, index: int) -> int: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[int]: ...
-
-    def __getitem__(self, index: int | slice) -> int | list[int]:
-        positions = range(self._first, self._first + self._count)[index]
-        if isinstance(positions, range):
-            return [i % self._size for i in positions]
-        return positions % self._size
+    def _at(self, position: int) -> int:
+        return (self._first + position) % self._size
 
     def __iter__(self) -> Iterator[int]:
         size = self._size
