@@ -284,6 +284,12 @@ class ThroughputCollector:
         self.first_scheduled: float | None = None
         self.last_scheduled: float | None = None
         """When the bench saw the first and the last measured pod scheduled (``time.monotonic()``)."""
+        self.created = 0
+        self._added: dict[tuple[str, str], float] = {}
+        self.latencies: list[float] = []
+        """Per measured pod, seconds from the bench seeing it created to seeing it scheduled."""
+        self.ticks: list[tuple[int, int]] = []
+        """At each tick: measured pods seen created so far, and scheduled so far."""
         self._stop = threading.Event()
         tracker.add_handler(self._on_pod)
         self._thread = threading.Thread(target=self._run, daemon=True, name="throughput")
@@ -292,14 +298,20 @@ class ThroughputCollector:
     def _on_pod(self, old: PodView | None, new: PodView) -> None:
         if new.namespace not in self.namespaces or not selector_matches(new.labels, self.selector):
             return
+        now = time.monotonic()
+        if old is None:
+            self.created += 1
+            self._added[(new.namespace, new.name)] = now
         if (old is None or not old.node) and new.node:
             self.scheduled += 1  # under the tracker's lock
-            self.last_scheduled = time.monotonic()
+            self.last_scheduled = now
+            self.latencies.append(now - self._added.get((new.namespace, new.name), now))
             if self.first_scheduled is None:
                 self.first_scheduled = self.last_scheduled
 
     def _count(self) -> int:
         with self.tracker.lock:
+            self.ticks.append((self.created, self.scheduled))
             return self.scheduled
 
     def _run(self) -> None:
@@ -373,6 +385,12 @@ class Window:
     scheduling_span: float = 0.0
     """Seconds from the first measured pod seen scheduled to the last: the pace without the
     sampling's edges (the window also holds the wait before the first and the final poll)."""
+    latency_ms: dict[str, float] = field(default_factory=dict)
+    """From the bench seeing a measured pod created to seeing it scheduled: p50, p90, p99 and max.
+    Together with :attr:`ticks` it tells a scheduler that keeps pace from one that falls behind
+    creation and catches up after it."""
+    ticks: list[tuple[int, int]] = field(default_factory=list)
+    """At each of the collector's ticks: measured pods seen created so far, and scheduled so far."""
     cpu_ms_per_pod: float = 0.0
     control_plane_cpu_ms_per_pod: float = 0.0
     """etcd's and kube-apiserver's CPU over the window per measured pod: what serving the scheduler
@@ -387,6 +405,17 @@ class Window:
     api_requests: dict[str, float] = field(default_factory=dict)
     """Requests the API server served in the window by ``verb resource``, the bench's own included."""
     bench_requests: int = 0
+
+
+def percentiles_ms(seconds: list[float]) -> dict[str, float]:
+    """p50, p90, p99 and max of ``seconds``, in milliseconds (empty when there are none)."""
+    if not seconds:
+        return {}
+    ordered = sorted(seconds)
+    n = len(ordered)
+    out = {f"p{p}": 1e3 * ordered[min(n - 1, n * p // 100)] for p in (50, 90, 99)}
+    out["max"] = 1e3 * ordered[-1]
+    return out
 
 
 class Measurement:
@@ -423,6 +452,8 @@ class Measurement:
         w.pods_after_samples = w.measured_pods - self.collector.by_last_sample
         first, last = self.collector.first_scheduled, self.collector.last_scheduled
         w.scheduling_span = last - first if first is not None and last is not None else 0.0
+        w.latency_ms = percentiles_ms(self.collector.latencies)
+        w.ticks = list(self.collector.ticks)
         pods = max(w.measured_pods, 1)
         w.cpu_ms_per_pod = 1e3 * cpu / pods
         w.control_plane_cpu_ms_per_pod = 1e3 * control_plane / pods
@@ -1303,6 +1334,13 @@ def print_report(plan: Plan, results: list[RunResult]) -> dict[str, dict[str, fl
                 f"{w.pods_after_samples} after the last sample; the first to the last pod scheduled: "
                 f"{w.scheduling_span:.2f}s"
             )
+            if w.latency_ms:
+                print(
+                    "  Created to scheduled, as the bench saw them (ms): "
+                    + ", ".join(f"{k} {v:.0f}" for k, v in w.latency_ms.items())
+                    + "; at each tick, created/scheduled: "
+                    + " ".join(f"{c}/{s}" for c, s in w.ticks)
+                )
             print(
                 f"  Scheduled Events: {w.scheduled_events_per_pod:.2f} per measured pod, waited for "
                 f"{r.event_settle_seconds:.0f}s after the workload (until one per pod, or {EVENT_SETTLE_QUIET:.0f}s "
