@@ -560,6 +560,8 @@ class Run:
         self.stop = threading.Event()
         self.background: list[threading.Thread] = []
         self.errors: list[str] = []
+        self.apiserver_profile: tuple[Path, int] | None = None
+        """(file name prefix, seconds): profile kube-apiserver from each window's start."""
 
     # -- helpers
 
@@ -610,6 +612,18 @@ class Run:
                 "metrics collection is overlapping: a second collector was started before the first stopped"
             )
         self.measuring = Measurement(name, self, namespaces, selector)
+        if self.apiserver_profile is not None:
+            prefix, seconds = self.apiserver_profile
+            target = prefix.with_name(f"{prefix.name}-window{len(self.windows) + 1}.pprof")
+            self.in_background("apiserver profile", lambda: self.profile_apiserver(target, seconds))
+
+    def profile_apiserver(self, target: Path, seconds: int) -> None:
+        """kube-apiserver's ``/debug/pprof/profile`` over ``seconds``, written to ``target``: what
+        serving the scheduler costs the API server, by Go function (``go tool pprof -top``)."""
+        status, data = self.client.request("GET", "/debug/pprof/profile", params={"seconds": str(seconds)})
+        if status != 200:
+            raise BenchError(f"GET /debug/pprof/profile: HTTP {status}")
+        target.write_bytes(data)
 
     def stop_window(self) -> None:
         """stopCollectingMetrics: close the open window and keep its numbers."""
@@ -968,6 +982,9 @@ class Plan:
     verbosity: int
     profile_dir: Path | None = None
     """Where py-spy's flame graphs of ``berth run`` go (None: not profiled)."""
+    apiserver_profile_dir: Path | None = None
+    """Where kube-apiserver's CPU profiles of each measured window go (None: not profiled)."""
+    apiserver_profile_seconds: int = 3
 
     def gate_flag(self) -> str:
         """The gates as a ``--feature-gates`` value."""
@@ -1136,6 +1153,9 @@ def run_once(kind: str, plan: Plan, repeat: int, logs: Path | None) -> RunResult
             profiler = start_profiler(plan, proc.popen.pid, repeat)
         served_by = cp.process_ids()
         run = Run(client, limiter, proc.popen.pid, [served_by[n] for n in ("etcd", "kube-apiserver")])
+        if plan.apiserver_profile_dir is not None:
+            prefix = plan.apiserver_profile_dir / f"{plan.name.replace('/', '_')}-{kind.split()[0]}-{repeat}"
+            run.apiserver_profile = (prefix, plan.apiserver_profile_seconds)
         run.run(plan.ops)
         stop_profiler(profiler)
         profiler = None
@@ -1396,6 +1416,15 @@ def main() -> int:
     parser.add_argument(
         "--profile", metavar="DIR", type=Path, help="record berth run with py-spy (speedscope) into DIR"
     )
+    parser.add_argument(
+        "--apiserver-profile",
+        metavar="DIR",
+        type=Path,
+        help="write kube-apiserver's CPU profile (pprof) of each measured window's first seconds into DIR",
+    )
+    parser.add_argument(
+        "--apiserver-profile-seconds", type=int, default=3, help="with --apiserver-profile: how many"
+    )
     args = parser.parse_args()
     try:
         cases = pc.load_test_cases()
@@ -1417,9 +1446,21 @@ def main() -> int:
         print(f"scheduler_perf.py: {err}", file=sys.stderr)
         return 2
     gates, emulated = pc.feature_gates(case, workload)
-    plan = Plan(args.workload, case, workload, ops, gates, emulated, args.verbosity, args.profile)
-    if args.profile:
-        args.profile.mkdir(parents=True, exist_ok=True)
+    plan = Plan(
+        args.workload,
+        case,
+        workload,
+        ops,
+        gates,
+        emulated,
+        args.verbosity,
+        args.profile,
+        args.apiserver_profile,
+        args.apiserver_profile_seconds,
+    )
+    for folder in (args.profile, args.apiserver_profile):
+        if folder:
+            folder.mkdir(parents=True, exist_ok=True)
     support = support_of(case, workload, ops)
     kinds = [k for k in SCHEDULER_CHOICES[args.scheduler] if support.runs(k)]
     refused = {k: support.describe() for k in SCHEDULER_CHOICES[args.scheduler] if not support.runs(k)}
