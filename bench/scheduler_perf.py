@@ -991,9 +991,12 @@ class Plan:
         return ",".join(f"{k}={str(v).lower()}" for k, v in sorted(self.gates.items()))
 
     def apiserver_args(self) -> list[str]:
-        """kube-apiserver's extra flags: Priority admission off, the gates, the emulated version."""
+        """kube-apiserver's extra flags: Priority admission off, the gates, the emulated version, and
+        the profiling handlers when they are to be profiled."""
         # Appended to the control plane's own --disable-admission-plugins list (a string-slice flag).
         args = ["--disable-admission-plugins=Priority"]
+        if self.apiserver_profile_dir is not None:
+            args.append("--profiling=true")  # after the control plane's --profiling=false: the last wins
         if self.gates:
             args.append(f"--feature-gates={self.gate_flag()}")
         if self.emulated_version:
