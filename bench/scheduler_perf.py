@@ -163,6 +163,8 @@ class PodTracker:
         self.handlers: list[PodHandler] = []
         self.lock = threading.Lock()
         self.restarts = 0
+        self.stall_seconds: float | None = None
+        """Give a wait up after this long without one more pod done (None: only upstream's 10 minutes)."""
         self._stopped = threading.Event()
         self._stream: Any = None
         self._rv = self._relist()
@@ -251,6 +253,7 @@ class PodTracker:
         """Poll every second, as scheduler_perf does, until ``want`` pods of ``namespace`` are
         scheduled (``stage`` Scheduled) or scheduled or attempted (Attempted)."""
         deadline = time.monotonic() + WAIT_TIMEOUT
+        last_done, last_change = -1, time.monotonic()
         while True:
             pods = self.select(namespace, selector)
             done = sum(1 for p in pods if p.node or (stage == "Attempted" and p.attempted))
@@ -258,7 +261,15 @@ class PodTracker:
                 return
             if stop.is_set():
                 raise BenchError("stopped")
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if done != last_done:
+                last_done, last_change = done, now
+            elif self.stall_seconds is not None and now - last_change > self.stall_seconds:
+                raise BenchError(
+                    f"namespace {namespace}: {stage.lower()} pods: want {want}, stalled at {done} "
+                    f"for {self.stall_seconds:.0f}s (--stall-timeout)"
+                )
+            if now > deadline:
                 raise BenchError(
                     f"namespace {namespace}: {stage.lower()} pods: want {want}, got {done} after {WAIT_TIMEOUT:.0f}s"
                 )
@@ -985,6 +996,8 @@ class Plan:
     apiserver_profile_dir: Path | None = None
     """Where kube-apiserver's CPU profiles of each measured window go (None: not profiled)."""
     apiserver_profile_seconds: int = 3
+    stall_seconds: float | None = None
+    """``--stall-timeout``: fail a run whose wait sees no pod done for this long."""
 
     def gate_flag(self) -> str:
         """The gates as a ``--feature-gates`` value."""
@@ -1156,6 +1169,7 @@ def run_once(kind: str, plan: Plan, repeat: int, logs: Path | None) -> RunResult
             profiler = start_profiler(plan, proc.popen.pid, repeat)
         served_by = cp.process_ids()
         run = Run(client, limiter, proc.popen.pid, [served_by[n] for n in ("etcd", "kube-apiserver")])
+        run.tracker.stall_seconds = plan.stall_seconds
         if plan.apiserver_profile_dir is not None:
             prefix = plan.apiserver_profile_dir / f"{plan.name.replace('/', '_')}-{kind.split()[0]}-{repeat}"
             run.apiserver_profile = (prefix, plan.apiserver_profile_seconds)
@@ -1428,6 +1442,13 @@ def main() -> int:
     parser.add_argument(
         "--apiserver-profile-seconds", type=int, default=3, help="with --apiserver-profile: how many"
     )
+    parser.add_argument(
+        "--stall-timeout",
+        metavar="SECONDS",
+        type=float,
+        help="fail a run as soon as a wait sees no more pods scheduled for this long (upstream: none, "
+        "only its 10-minute limit); for a scheduler that stalls, as kube-scheduler on PreemptionBasic",
+    )
     args = parser.parse_args()
     try:
         cases = pc.load_test_cases()
@@ -1460,6 +1481,7 @@ def main() -> int:
         args.profile,
         args.apiserver_profile,
         args.apiserver_profile_seconds,
+        args.stall_timeout,
     )
     for folder in (args.profile, args.apiserver_profile):
         if folder:
