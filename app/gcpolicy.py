@@ -21,7 +21,12 @@ meanwhile. kube-scheduler (Go) has no such pause. The policy:
   collection of 0.59 s of CPU (it walks the survivors of a million allocations), longer than any
   pause the defaults gave with the freezing above (0.19 s wall for generation 1, 0.61 s wall for a
   full pass on a machine at load 15-20). Small, frequent young collections keep every pause short;
-  the freezing keeps the full passes from growing with the cache.
+  the freezing keeps the full passes from growing with the cache. A generation 0 of 10,000 was
+  measured too (``bench/scheduler_perf.py``, berth alone, runs alternated): it halves the
+  collector's CPU (SchedulingBasic/5000Nodes 0.95-1.07 → 0.43-0.51 s a run, PreemptionBasic
+  0.84-1.38 → 0.36-0.43 s), but over 30,000 pods at 5,000 nodes berth's CPU per pod was the same
+  (1.15 ms both) and its longest pause doubled: a generation-1 pass, over the survivors of up to
+  100,000 allocations, of 349 ms wall against a full pass of 185 ms. So the defaults stay.
 - **returning freed memory**: glibc's malloc keeps the pages of freed blocks (the watch streams'
   buffers, a cycle's transient lists, most of them allocated by other threads than the main one, so
   in per-thread arenas) for reuse and returns little to the system on its own; :func:`compact_if_due`
