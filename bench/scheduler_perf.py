@@ -297,8 +297,10 @@ class ThroughputCollector:
         """When the bench saw the first and the last measured pod scheduled (``time.monotonic()``)."""
         self.created = 0
         self._added: dict[tuple[str, str], float] = {}
+        """When the bench saw each measured pod created, until it sees it scheduled."""
         self.latencies: list[float] = []
-        """Per measured pod, seconds from the bench seeing it created to seeing it scheduled."""
+        """Per measured pod seen created in the window, seconds from the bench seeing it created to
+        seeing it scheduled (a pod created before the window has none)."""
         self.ticks: list[tuple[int, int]] = []
         """At each tick: measured pods seen created so far, and scheduled so far."""
         self._stop = threading.Event()
@@ -316,21 +318,24 @@ class ThroughputCollector:
         if (old is None or not old.node) and new.node:
             self.scheduled += 1  # under the tracker's lock
             self.last_scheduled = now
-            self.latencies.append(now - self._added.get((new.namespace, new.name), now))
+            added = self._added.pop((new.namespace, new.name), None)
+            if added is not None:
+                self.latencies.append(now - added)
             if self.first_scheduled is None:
                 self.first_scheduled = self.last_scheduled
 
-    def _count(self) -> int:
+    def _counts(self) -> tuple[int, int]:
+        """Measured pods seen created so far, and scheduled so far."""
         with self.tracker.lock:
-            self.ticks.append((self.created, self.scheduled))
-            return self.scheduled
+            return self.created, self.scheduled
 
     def _run(self) -> None:
         last_count, last_time, started, skipped = 0, time.monotonic(), False, 0
         next_tick = time.monotonic() + 1.0
         while not self._stop.wait(max(0.0, next_tick - time.monotonic())):
             next_tick += 1.0
-            now, scheduled = time.monotonic(), self._count()
+            now, (created, scheduled) = time.monotonic(), self._counts()
+            self.ticks.append((created, scheduled))
             if scheduled == 0:
                 continue
             if not started:  # the first sample is skipped: sampling and creating pods start independently
@@ -360,8 +365,13 @@ class ThroughputCollector:
             return {}
         out = {"Average": sum(samples) / n}
         for p in (50, 90, 95, 99):
-            out[f"Perc{p}"] = samples[-(-n * p // 100) - 1]
+            out[f"Perc{p}"] = at_rank(samples, p)
         return out
+
+
+def at_rank(ordered: list[float], p: int) -> float:
+    """The value at rank ⌈p% of the count⌉ of ``ordered`` (sorted, not empty): upstream's PercN."""
+    return ordered[-(-len(ordered) * p // 100) - 1]
 
 
 def request_totals(client: KubeClient) -> dict[str, float]:
@@ -419,12 +429,12 @@ class Window:
 
 
 def percentiles_ms(seconds: list[float]) -> dict[str, float]:
-    """p50, p90, p99 and max of ``seconds``, in milliseconds (empty when there are none)."""
+    """p50, p90, p99 (ranked as upstream's PercN) and max of ``seconds``, in milliseconds (empty
+    when there are none)."""
     if not seconds:
         return {}
     ordered = sorted(seconds)
-    n = len(ordered)
-    out = {f"p{p}": 1e3 * ordered[min(n - 1, n * p // 100)] for p in (50, 90, 99)}
+    out = {f"p{p}": 1e3 * at_rank(ordered, p) for p in (50, 90, 99)}
     out["max"] = 1e3 * ordered[-1]
     return out
 

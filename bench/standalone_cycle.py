@@ -18,6 +18,7 @@ functions of the binding cycle (``--profile scheduling`` for the scheduling cycl
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import gc
 import io
@@ -26,6 +27,7 @@ import os
 import pstats
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -73,6 +75,19 @@ def measure(nodes: int, pods: int, profile: str | None) -> tuple[float, float, s
     for i in range(pods):
         queue.add(make_pod(i))
     profiler = cProfile.Profile() if profile else None
+
+    @contextlib.contextmanager
+    def profiled(phase: str) -> Iterator[None]:
+        """Under the profiler when ``phase`` is the cycle profiled."""
+        if profiler is None or profile != phase:
+            yield
+            return
+        profiler.enable()
+        try:
+            yield
+        finally:
+            profiler.disable()
+
     scheduling = binding = 0.0
     gc.collect()
     for _ in range(pods):
@@ -81,20 +96,14 @@ def measure(nodes: int, pods: int, profile: str | None) -> tuple[float, float, s
         fwk = engine.framework_for(qpi.pod)
         assert fwk is not None
         t0 = time.process_time()
-        if profiler and profile == "scheduling":
-            profiler.enable()
-        start = time.perf_counter()
-        state = engine.new_cycle_state()
-        attempt = engine.scheduling_cycle(fwk, state, qpi.pod)
-        trace = scheduler.traces.prepare(attempt, scheduler._node_names, qpi.attempts)
-        if profiler and profile == "scheduling":
-            profiler.disable()
+        with profiled("scheduling"):
+            start = time.perf_counter()
+            state = engine.new_cycle_state()
+            attempt = engine.scheduling_cycle(fwk, state, qpi.pod)
+            trace = scheduler.traces.prepare(attempt, scheduler._node_names, qpi.attempts)
         t1 = time.process_time()
-        if profiler and profile == "binding":
-            profiler.enable()
-        scheduler._binding_cycle(fwk, state, qpi, trace.light, start, trace)
-        if profiler and profile == "binding":
-            profiler.disable()
+        with profiled("binding"):
+            scheduler._binding_cycle(fwk, state, qpi, trace.light, start, trace)
         binding += time.process_time() - t1
         scheduling += t1 - t0
     text = ""
