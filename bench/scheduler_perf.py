@@ -1493,9 +1493,16 @@ def main() -> int:
         args.apiserver_profile_seconds,
         args.stall_timeout,
     )
-    for folder in (args.profile, args.apiserver_profile):
-        if folder:
-            folder.mkdir(parents=True, exist_ok=True)
+    for flag, folder in (("--profile", args.profile), ("--apiserver-profile", args.apiserver_profile)):
+        try:
+            if folder:
+                folder.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            print(
+                f"scheduler_perf.py: {flag} {folder}: cannot create the folder: {err.strerror}",
+                file=sys.stderr,
+            )
+            return 2
     support = support_of(case, workload, ops)
     kinds = [k for k in SCHEDULER_CHOICES[args.scheduler] if support.runs(k)]
     refused = {k: support.describe() for k in SCHEDULER_CHOICES[args.scheduler] if not support.runs(k)}
